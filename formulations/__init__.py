@@ -1,0 +1,1 @@
+"""Formulations: declarative builders of solver-neutral canonical models."""

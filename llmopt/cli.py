@@ -1,0 +1,490 @@
+"""The ``llmopt`` command line (Typer + rich).
+
+Commands::
+
+    llmopt solve FILE.json [--relax] [--solver highs|cbc|gurobi] [--time-limit S] [--json]
+    llmopt simulate FILE.json --policy NAME [--json]
+    llmopt check FILE.json SCHEDULE.json
+    llmopt bench run SUITE [--out DIR] [--workers N] [--time-limit S] [--no-progress]
+    llmopt bench list
+    llmopt bench report SUITE [--out DIR]
+    llmopt policies
+    llmopt solvers
+
+Exit codes: 0 success; 1 an infeasible schedule (``check``) or a failed solve or
+simulation; 2 bad input (file, request, field named on one line of standard error,
+no traceback); 3 the requested solver is unavailable; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+import llmopt
+from llmopt.instance import Instance, InstanceError, load_instance
+from llmopt.registry import RegistryError
+
+__all__ = ["app", "load_schedule", "ScheduleFileError"]
+
+app = typer.Typer(
+    name="llmopt",
+    help="Scheduling LLM inference under KV-cache limits: hindsight OPT, bounds, policies, benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+bench_app = typer.Typer(help="Benchmark suites: run (parallel, resumable), list, report.",
+                        no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+console = Console(highlight=False)
+
+
+InstanceFile = Annotated[Path, typer.Argument(help="Instance JSON file.", show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+OutDir = Annotated[Path | None, typer.Option("--out", help="Results folder (default results/SUITE).")]
+
+
+class ScheduleFileError(ValueError):
+    """Invalid schedule file; the message names the file and the field."""
+
+
+def _die(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _load(path: Path) -> Instance:
+    try:
+        return load_instance(path)
+    except InstanceError as exc:
+        _die(str(exc))
+
+
+def _json_out(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, indent=1, allow_nan=False))
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
+    return str(value)
+
+
+def _check_solver(name: str) -> None:
+    """Exit 2 for an unknown solver name, 3 for a known but unusable one."""
+    import llmopt.solvers as solvers_mod
+
+    registry = getattr(solvers_mod, "SOLVERS", None)
+    if registry is not None and name not in registry:
+        _die(f"unknown solver {name!r}; known: {', '.join(registry.names())}")
+    try:
+        ok, why = solvers_mod.solver_status(name)
+    except KeyError as exc:  # RegistryError: unknown name
+        _die(str(exc.args[0]) if exc.args else f"unknown solver {name!r}")
+    if not ok:
+        _die(f"solver {name!r} is unavailable: {why}", 3)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"llmopt {llmopt.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """llmopt: scheduling LLM inference under KV-cache memory limits."""
+
+
+# --- solve ----------------------------------------------------------------------------------
+
+
+@app.command()
+def solve(
+    file: InstanceFile,
+    relax: Annotated[bool, typer.Option(help="Solve the LP relaxation (a lower bound on OPT).")] = False,
+    solver: Annotated[str, typer.Option(help="Solver: highs, cbc or gurobi.")] = "highs",
+    time_limit: Annotated[float | None, typer.Option(help="Seconds for the solver.")] = 60.0,
+    threads: Annotated[int, typer.Option(help="Solver threads.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the local search (IP warm start).")] = 0,
+    search_evals: Annotated[int, typer.Option(help="Local-search evaluations (0: none).")] = 200,
+    json_output: JsonFlag = False,
+    write_schedule: Annotated[
+        Path | None, typer.Option(help="Write the best schedule as {\"starts\": ...} (for `llmopt check`).")
+    ] = None,
+) -> None:
+    """Hindsight-optimal TEL of an instance (IP with heuristics, windows and warm start), or its LP bound."""
+    instance = _load(file)
+    _check_solver(solver)
+    if relax:
+        _solve_relaxation(instance, file, solver, time_limit, threads, json_output)
+        return
+
+    from llmopt.hindsight import solve_hindsight
+
+    h = solve_hindsight(
+        instance, solver=solver, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals
+    )
+    starts = {rid: int(k) for rid, k in dict(h.starts).items()}
+    if write_schedule is not None:
+        write_schedule.write_text(json.dumps({"tel": h.incumbent, "starts": starts}, indent=1) + "\n")
+    if json_output:
+        _json_out({
+            "status": h.status.value,
+            "objective": h.incumbent,
+            "opt": h.opt,
+            "bound": h.bound,
+            "bound_certificate": h.bound_certificate,
+            "gap": h.gap,
+            "runtime_s": round(h.runtime_s, 4),
+            "incumbent_source": h.incumbent_source,
+            "heuristics": dict(h.heuristics),
+            "message": h.message,
+            "starts": starts,
+        })
+        return
+    t = Table(title=f"Hindsight IP — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    t.add_row("status", h.status.value)
+    t.add_row("TEL (best schedule)", f"{h.incumbent}  (from {h.incumbent_source})")
+    t.add_row("OPT", "proven" if h.opt is not None else "not proven")
+    t.add_row("lower bound", f"{_num(h.bound)}  ({h.bound_certificate})")
+    t.add_row("gap", "—" if h.gap is None else f"{100 * h.gap:.2f} %")
+    t.add_row("heuristics", ", ".join(f"{k}: {v}" for k, v in dict(h.heuristics).items()))
+    stats = dict(h.model_stats)
+    t.add_row("model", escape(", ".join(f"{k}={v}" for k, v in stats.items())))
+    t.add_row("runtime", f"{h.runtime_s:.2f} s")
+    if h.message:
+        t.add_row("message", escape(h.message))
+    console.print(t)
+
+
+def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: float | None, threads: int,
+                      json_output: bool) -> None:
+    from llmopt.formulations.hindsight_ip import formulate, start_windows
+    from llmopt.policies import make_policy
+    from llmopt.result import SolveStatus
+    from llmopt.simulator import simulate
+    from llmopt.solvers import get_solver
+
+    mcsf = simulate(instance, make_policy("mc-sf"))
+    model = formulate(instance, start_windows(instance, mcsf.tel)).relax()
+    res = get_solver(solver).solve(model, time_limit=time_limit, threads=threads)
+    if json_output:
+        _json_out({
+            "status": res.status.value,
+            "objective": res.objective,
+            "bound": res.bound,
+            "gap": res.gap,
+            "runtime_s": round(res.runtime_s, 4),
+            "message": res.message,
+            "model": model.stats(),
+        })
+    else:
+        t = Table(title=f"LP relaxation — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+        t.add_column("field", style="bold")
+        t.add_column("value")
+        t.add_row("status", res.status.value)
+        t.add_row("LP objective (lower bound on OPT)", _num(res.objective, 8))
+        if res.objective is not None:
+            t.add_row("rounded up (TEL is integral)", str(math.ceil(res.objective - 1e-6)))
+        t.add_row("MC-SF TEL (windows from it)", str(mcsf.tel))
+        t.add_row("model", ", ".join(f"{k}={v}" for k, v in model.stats().items()))
+        t.add_row("runtime", f"{res.runtime_s:.2f} s")
+        if res.message:
+            t.add_row("message", escape(res.message))
+        console.print(t)
+    if res.status is not SolveStatus.OPTIMAL and res.objective is None:
+        raise typer.Exit(1)
+
+
+# --- simulate ----------------------------------------------------------------------------------
+
+
+@app.command("simulate")
+def simulate_cmd(
+    file: InstanceFile,
+    policy: Annotated[str, typer.Option("--policy", "-p", help="Policy (see `llmopt policies`).")] = "mc-sf",
+    json_output: JsonFlag = False,
+) -> None:
+    """Run an online policy on an instance and show its schedule."""
+    from llmopt.checker import check_schedule
+    from llmopt.policies import make_policy
+    from llmopt.simulator import SimulationError, simulate
+
+    instance = _load(file)
+    try:
+        pol = make_policy(policy)
+    except RegistryError as exc:
+        _die(str(exc))
+    try:
+        sched = simulate(instance, pol)
+    except (SimulationError, ValueError) as exc:
+        _die(f"{file}: policy {policy!r} failed: {exc}", 1)
+    if json_output:
+        _json_out(sched.to_dict())
+        return
+    report = check_schedule(instance, sched.starts)
+    t = Table(title=f"{escape(policy)} on {escape(str(file))}")
+    for col in ("id", "arrival", "prompt", "output", "start", "completion", "latency"):
+        t.add_column(col, justify="left" if col == "id" else "right")
+    for r in sorted(instance.requests, key=lambda r: (sched.starts[r.id], instance.position(r.id))):
+        c = sched.completions[r.id]
+        t.add_row(r.id, str(r.arrival), str(r.prompt), str(r.output), str(sched.starts[r.id]), str(c),
+                  str(c - r.arrival))
+    console.print(t)
+    verified = "verified by the checker" if report.ok and report.tel == sched.tel else (
+        f"[red]REJECTED by the checker: {escape(report.violations[0] if report.violations else '')}[/red]")
+    console.print(
+        f"TEL = [bold]{sched.tel}[/bold]  AEL = {sched.tel / max(instance.n, 1):.3f}  "
+        f"makespan = {sched.makespan}  "
+        f"peak memory = {sched.peak_memory}/{instance.M}  evictions = {len(sched.evictions)}  ({verified})"
+    )
+
+
+# --- check ---------------------------------------------------------------------------------------
+
+
+def load_schedule(path: Path) -> dict[str, int]:
+    """Read ``{"starts": {request id: start step}}`` from ``path``.
+
+    Raises
+    ------
+    ScheduleFileError
+        If the file is unreadable, not JSON, lacks ``starts``, or a start is not an
+        integer; the message names the file and the field.
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ScheduleFileError(f"{path}: invalid JSON at {where}: {exc.msg}") from None
+    if not isinstance(data, dict) or "starts" not in data:
+        raise ScheduleFileError(f"{path}: missing field 'starts' (expected {{\"starts\": {{id: step}}}})")
+    raw = data["starts"]
+    if not isinstance(raw, dict):
+        raise ScheduleFileError(f"{path}: field 'starts' must be an object mapping request id to start step")
+    starts: dict[str, int] = {}
+    for rid, k in raw.items():
+        integral = isinstance(k, int) or (isinstance(k, float) and k.is_integer())
+        if isinstance(k, bool) or not integral:
+            raise ScheduleFileError(f"{path}: field 'starts' entry {rid!r} must be an integer, got {k!r}")
+        starts[str(rid)] = int(k)
+    return starts
+
+
+@app.command()
+def check(
+    file: InstanceFile,
+    schedule: Annotated[Path, typer.Argument(help="Schedule JSON file: {\"starts\": {id: step, ...}}.")],
+) -> None:
+    """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not)."""
+    from llmopt.checker import check_schedule
+
+    instance = _load(file)
+    try:
+        starts = load_schedule(schedule)
+    except ScheduleFileError as exc:
+        _die(str(exc))
+    report = check_schedule(instance, starts)
+    if report.ok:
+        typer.echo(f"OK TEL={report.tel}")
+        return
+    first = report.violations[0] if report.violations else "infeasible"
+    tail = " (and more violations)" if len(report.violations) > 1 else ""
+    typer.echo(f"INFEASIBLE: {first}{tail}")
+    raise typer.Exit(1)
+
+
+# --- registries -----------------------------------------------------------------------------------
+
+
+@app.command()
+def policies() -> None:
+    """List the registered policies."""
+    from llmopt.policies import POLICIES
+
+    t = Table(title="Policies")
+    t.add_column("name", style="bold")
+    t.add_column("description")
+    for name in POLICIES.names():
+        t.add_row(name, escape(POLICIES.doc(name)))
+    console.print(t)
+
+
+@app.command()
+def solvers() -> None:
+    """List the registered solvers and whether each is usable here."""
+    import llmopt.solvers as solvers_mod
+
+    registry = getattr(solvers_mod, "SOLVERS", None)
+    names = registry.names() if registry is not None else ["highs", "cbc", "gurobi"]
+    t = Table(title="Solvers")
+    t.add_column("name", style="bold")
+    t.add_column("available")
+    t.add_column("note")
+    for name in names:
+        try:
+            ok, why = solvers_mod.solver_status(name)
+        except Exception as exc:  # listing must never crash on one broken plug-in
+            ok, why = False, f"{type(exc).__name__}: {exc}"
+        t.add_row(name, "[green]yes[/green]" if ok else "[red]no[/red]", escape(why or ""))
+    console.print(t)
+
+
+# --- bench ------------------------------------------------------------------------------------------
+
+
+def _get_suite(name: str):
+    from llmopt.suites import get_suite
+
+    try:
+        return get_suite(name)
+    except RegistryError as exc:
+        _die(str(exc))
+
+
+_SUMMARY_ROWS = (
+    ("trials", "trials", "paper_trials"),
+    ("errors", "errors", None),
+    ("OPT proven", "proven_optimal", None),
+    ("TEL/OPT mean (proven)", "ratio_vs_opt_mean", "paper_mean"),
+    ("TEL/OPT max (proven)", "ratio_vs_opt_max", "paper_max"),
+    ("TEL/OPT min (proven)", "ratio_vs_opt_min", "paper_min"),
+    ("= OPT (proven)", "mcsf_exact", "paper_exact"),
+    ("TEL/found mean (<= ratio)", "ratio_vs_incumbent_mean", None),
+    ("TEL/found max", "ratio_vs_incumbent_max", None),
+    ("TEL/bound mean (>= ratio)", "ratio_vs_bound_mean", None),
+    ("TEL/bound max", "ratio_vs_bound_max", None),
+    ("mean gap", "gap_mean", None),
+    ("> best found", "mcsf_worse_than_found", None),
+)
+
+
+def _summary_table(df, title: str) -> Table:
+    """Per-workload summary, one column per workload, ``ours (paper)`` in each cell."""
+    from llmopt.report import format_value
+
+    t = Table(title=title, caption="(paper's number in brackets)")
+    t.add_column("", no_wrap=True)
+    rows = [row for _, row in df.iterrows()]
+    for row in rows:
+        t.add_column(str(row["workload"]), justify="right", no_wrap=True)
+    for label, ours, paper in _SUMMARY_ROWS:
+        cells = []
+        for row in rows:
+            text = format_value(row[ours], ours)
+            if paper is not None and row[paper] is not None:
+                text += f" ({format_value(row[paper], paper)})"
+            cells.append(text)
+        t.add_row(label, *cells)
+    return t
+
+
+@bench_app.command("run")
+def bench_run(
+    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name (see `llmopt bench list`).")],
+    out: OutDir = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Processes (default: all CPUs).")] = None,
+    time_limit: Annotated[float | None, typer.Option(help="Override the suite's IP time limit (s).")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    retry_errors: Annotated[bool, typer.Option(help="Rerun tasks recorded with an error.")] = False,
+) -> None:
+    """Run a suite: parallel, resumable; results go to OUT/trials.jsonl, then the report is rebuilt."""
+    from llmopt.harness import HarnessError, run_suite
+    from llmopt.report import write_report
+
+    suite = _get_suite(suite_name).with_time_limit(time_limit)
+    out_dir = out or Path("results") / suite.name
+    try:
+        trials = run_suite(
+            suite, out_dir, workers=workers, progress=progress, retry_errors=retry_errors,
+            command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
+        )
+    except HarnessError as exc:
+        _die(str(exc))
+    except KeyboardInterrupt:
+        saved = out_dir / "trials.jsonl"
+        typer.echo(f"interrupted; finished tasks are saved in {saved}; run again to resume", err=True)
+        raise typer.Exit(130) from None
+    df = write_report(out_dir, suite)
+    console.print(_summary_table(df, f"Suite {suite.name}"))
+    console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
+                  f"{out_dir / 'ratio_hist.png'}", markup=False)
+
+
+@bench_app.command("list")
+def bench_list() -> None:
+    """List the registered suites."""
+    from llmopt.suites import SUITES
+
+    t = Table(title="Suites")
+    for c in ("name", "tasks", "workloads", "IP limit", "description"):
+        t.add_column(c, justify="right" if c in ("tasks", "IP limit") else "left")
+    for name in SUITES.names():
+        s = SUITES.get(name)
+        wl = ", ".join(f"{w.workload}×{len(w.seeds)}" for w in s.workloads)
+        t.add_row(name, str(s.n_tasks), wl, f"{s.ip_time_limit:g} s", escape(SUITES.doc(name) or s.description))
+    console.print(t)
+
+
+@bench_app.command("report")
+def bench_report(
+    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name.")],
+    out: OutDir = None,
+) -> None:
+    """Rebuild summary.csv, summary.md and ratio_hist.png from OUT/trials.jsonl."""
+    from llmopt.harness import TRIALS_FILE, read_trials
+    from llmopt.report import write_report
+
+    suite = _get_suite(suite_name)
+    out_dir = out or Path("results") / suite.name
+    if not (out_dir / TRIALS_FILE).exists():
+        _die(f"{out_dir / TRIALS_FILE}: no results yet (run `llmopt bench run {suite.name}` first)")
+    _, problems = read_trials(out_dir / TRIALS_FILE)
+    for msg in problems:
+        typer.echo(f"warning: {msg}", err=True)
+    stored = _stored_suite(out_dir)
+    if stored is not None and stored.name == suite.name:
+        suite = stored  # the settings the results were produced with (e.g. a --time-limit override)
+    df = write_report(out_dir, suite)
+    console.print(_summary_table(df, f"Suite {suite.name}"))
+    console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
+                  f"{out_dir / 'ratio_hist.png'}", markup=False)
+
+
+def _stored_suite(out_dir: Path):
+    from llmopt.harness import SUITE_FILE
+    from llmopt.suites import Suite
+
+    try:
+        data = json.loads((out_dir / SUITE_FILE).read_text())
+        return Suite.from_dict(data["suite"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,254 @@
+"""Problem instances: one worker, a KV cache of ``M`` tokens, and a set of requests.
+
+An :class:`Instance` is immutable and validated on construction (DESIGN §1): every
+request has an integer arrival ``a >= 0``, prompt ``s >= 1`` and output ``o >= 1``,
+and ``s + o <= M`` (a request that can never fit is an error, never dropped).
+
+The JSON file format, read by :func:`load_instance` and written by
+:func:`save_instance`, is::
+
+    {"M": 40, "requests": [{"id": "r0", "arrival": 0, "prompt": 3, "output": 7}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "InstanceError",
+    "Request",
+    "Instance",
+    "load_instance",
+    "save_instance",
+    "instance_from_dict",
+    "instance_to_dict",
+]
+
+
+class InstanceError(ValueError):
+    """Invalid instance data; the message names the file, request and field."""
+
+
+def _as_int(value: Any, where: str, field_name: str) -> int:
+    # bool is an int subclass; a JSON `true` is never a valid length.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InstanceError(f"{where}: field '{field_name}' must be an integer, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise InstanceError(f"{where}: field '{field_name}' must be an integer, got {value!r}")
+        value = int(value)
+    return int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One inference request.
+
+    Attributes
+    ----------
+    id : str
+        Unique name of the request within its instance.
+    arrival : int
+        Arrival step ``a_i``; the request may start at any step ``k >= a_i``.
+    prompt : int
+        Prompt size ``s_i`` in tokens (KV-cache entries held from the start).
+    output : int
+        Output length ``o_i``: the request runs ``o_i`` steps once started.
+    """
+
+    id: str
+    arrival: int
+    prompt: int
+    output: int
+
+    def __post_init__(self) -> None:
+        where = f"request {self.id!r}"
+        if not isinstance(self.id, str) or not self.id:
+            raise InstanceError(f"request {self.id!r}: field 'id' must be a non-empty string")
+        for name in ("arrival", "prompt", "output"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InstanceError(f"{where}: field '{name}' must be an integer, got {value!r}")
+        if self.arrival < 0:
+            raise InstanceError(f"{where}: field 'arrival' must be >= 0, got {self.arrival}")
+        if self.prompt < 1:
+            raise InstanceError(f"{where}: field 'prompt' must be >= 1, got {self.prompt}")
+        if self.output < 1:
+            raise InstanceError(f"{where}: field 'output' must be >= 1, got {self.output}")
+
+    @property
+    def peak(self) -> int:
+        """KV-cache usage at completion, ``s_i + o_i``."""
+        return self.prompt + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A validated, immutable scheduling instance.
+
+    Parameters
+    ----------
+    M : int
+        KV-cache capacity in tokens.
+    requests : tuple of Request
+        The requests, in file order. Ids must be unique.
+    name : str, optional
+        Free-form label (e.g. the workload and seed that produced it).
+
+    Raises
+    ------
+    InstanceError
+        On duplicate ids, non-integer values, or a request with ``s + o > M``.
+    """
+
+    M: int
+    requests: tuple[Request, ...]
+    name: str = ""
+    _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.M, bool) or not isinstance(self.M, int) or self.M < 2:
+            raise InstanceError(f"instance {self.name!r}: field 'M' must be an integer >= 2, got {self.M!r}")
+        reqs = tuple(self.requests)
+        object.__setattr__(self, "requests", reqs)
+        index: dict[str, int] = {}
+        for pos, r in enumerate(reqs):
+            if not isinstance(r, Request):
+                raise InstanceError(f"request #{pos}: expected a Request, got {type(r).__name__}")
+            if r.id in index:
+                raise InstanceError(f"request #{pos} {r.id!r}: field 'id' duplicates request #{index[r.id]}")
+            if r.peak > self.M:
+                raise InstanceError(
+                    f"request #{pos} {r.id!r}: prompt + output = {r.prompt} + {r.output} = {r.peak} "
+                    f"exceeds M = {self.M}; it can never run"
+                )
+            index[r.id] = pos
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def n(self) -> int:
+        """Number of requests."""
+        return len(self.requests)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def position(self, request_id: str) -> int:
+        """Index of ``request_id`` in :attr:`requests`."""
+        try:
+            return self._index[request_id]
+        except KeyError:
+            raise KeyError(f"no request with id {request_id!r}") from None
+
+    def by_id(self, request_id: str) -> Request:
+        """The request named ``request_id``."""
+        return self.requests[self.position(request_id)]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.requests)
+
+    @property
+    def total_output(self) -> int:
+        """``Σ o_i``: the TEL of a schedule with no waiting at all."""
+        return sum(r.output for r in self.requests)
+
+    @classmethod
+    def from_tuples(
+        cls, M: int, rows: Iterable[Sequence[int]], name: str = "", prefix: str = "r"
+    ) -> Instance:
+        """Build from ``(arrival, prompt, output)`` rows; ids are ``r0, r1, ...``."""
+        reqs = tuple(
+            Request(f"{prefix}{i}", _int_like(a), _int_like(s), _int_like(o)) for i, (a, s, o) in enumerate(rows)
+        )
+        return cls(M=_int_like(M), requests=reqs, name=name)
+
+
+def _int_like(value: Any) -> Any:
+    """numpy integers become ``int``; anything else is passed on for validation to reject."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
+def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
+    """Parse the JSON object form of an instance.
+
+    Errors name ``source`` (usually the file), the request index and the field.
+    """
+    if not isinstance(data, dict):
+        raise InstanceError(f"{source}: top level must be an object with 'M' and 'requests'")
+    if "M" not in data:
+        raise InstanceError(f"{source}: missing field 'M'")
+    M = _as_int(data["M"], source, "M")
+    raw = data.get("requests")
+    if not isinstance(raw, list):
+        raise InstanceError(f"{source}: field 'requests' must be a list")
+    reqs = []
+    for pos, item in enumerate(raw):
+        where = f"{source}: request #{pos}"
+        if not isinstance(item, dict):
+            raise InstanceError(f"{where}: must be an object")
+        for key in ("arrival", "prompt", "output"):
+            if key not in item:
+                raise InstanceError(f"{where}: missing field '{key}'")
+        rid = item.get("id", f"r{pos}")
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            raise InstanceError(f"{where}: field 'id' must be a string, got {rid!r}")
+        values = {k: _as_int(item[k], where, k) for k in ("arrival", "prompt", "output")}
+        try:
+            reqs.append(Request(str(rid), **values))
+        except InstanceError as exc:
+            raise InstanceError(f"{source}: request #{pos}: {exc}") from None
+    try:
+        return Instance(M=M, requests=tuple(reqs), name=str(data.get("name", "")))
+    except InstanceError as exc:
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def instance_to_dict(instance: Instance) -> dict[str, Any]:
+    """The JSON object form of ``instance`` (inverse of :func:`instance_from_dict`)."""
+    out: dict[str, Any] = {"M": instance.M}
+    if instance.name:
+        out["name"] = instance.name
+    out["requests"] = [
+        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output}
+        for r in instance.requests
+    ]
+    return out
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read an instance from a JSON file.
+
+    Raises
+    ------
+    InstanceError
+        If the file is not valid JSON or any field is invalid; the message names the
+        file, the request index and the field.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"{p}: cannot read file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{p}: not UTF-8 text (byte offset {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return instance_from_dict(data, source=str(p))
+
+
+def save_instance(instance: Instance, path: str | Path) -> None:
+    """Write ``instance`` as JSON."""
+    Path(path).write_text(json.dumps(instance_to_dict(instance), indent=1) + "\n")

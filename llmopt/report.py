@@ -1,0 +1,340 @@
+"""Summaries of a suite's results: a table per workload, Markdown, CSV and a histogram.
+
+Three ratios of the reference policy's TEL are reported, each with what certifies it
+(DESIGN §3 "Checker"):
+
+* ``ratio_vs_opt`` — against a *proven* optimum; summarised only over proven trials;
+* ``ratio_vs_incumbent`` — against the best verified schedule found; the best found
+  TEL is ``>= OPT``, so this is a *lower* bound on the true ratio;
+* ``ratio_vs_bound`` — against the solver's certified lower bound on OPT; an *upper*
+  bound on the true ratio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from llmopt.harness import SUITE_FILE, TRIALS_FILE, latest_records, read_trials
+from llmopt.suites import Suite
+
+__all__ = [
+    "summarize",
+    "write_report",
+    "plot_ratio_hist",
+    "markdown_table",
+    "format_value",
+    "SUMMARY_COLUMNS",
+    "PAPER_KEYS",
+]
+
+PAPER_KEYS = ("mean", "max", "min", "exact", "trials")
+
+SUMMARY_COLUMNS = (
+    "workload",
+    "trials",
+    "errors",
+    "proven_optimal",
+    "ratio_vs_opt_mean",
+    "ratio_vs_opt_max",
+    "ratio_vs_opt_min",
+    "ratio_vs_incumbent_mean",
+    "ratio_vs_incumbent_max",
+    "ratio_vs_bound_mean",
+    "ratio_vs_bound_max",
+    "gap_mean",
+    "mcsf_exact",
+    "mcsf_worse_than_found",
+) + tuple(f"paper_{k}" for k in PAPER_KEYS)
+
+
+def _stat(values: Sequence[float], how: str) -> float | None:
+    if not values:
+        return None
+    return float({"mean": np.mean, "max": np.max, "min": np.min}[how](values))
+
+
+def _vals(records: Iterable[dict[str, Any]], key: str) -> list[float]:
+    return [float(r[key]) for r in records if r.get(key) is not None]
+
+
+def summarize(records: Iterable[dict[str, Any]], suite: Suite) -> pd.DataFrame:
+    """One row per workload summarising the reference policy's ratios.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Trial records (as in ``trials.jsonl``); when a task appears more than once the
+        last record counts.
+    suite : Suite
+        Gives the workload order and the paper's numbers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`SUMMARY_COLUMNS`: ``trials`` (records), ``errors``,
+        ``proven_optimal``; mean/max/min of ``ratio_vs_opt`` over proven trials;
+        mean/max of ``ratio_vs_incumbent`` and ``ratio_vs_bound`` over all trials
+        without error; ``gap_mean``; ``mcsf_exact`` (proven OPT equals the reference
+        TEL); ``mcsf_worse_than_found`` (reference TEL above the best found); and the
+        paper's numbers as ``paper_*``. Missing values are ``None``.
+    """
+    recs = latest_records(records)
+    order = [s.workload for s in suite.workloads]
+    order += sorted({r["workload"] for r in recs} - set(order))
+    rows = []
+    for w in order:
+        mine = [r for r in recs if r["workload"] == w]
+        ok = [r for r in mine if not r.get("error")]
+        proven = [r for r in ok if r.get("opt") is not None and r.get("ratio_vs_opt") is not None]
+        opt_ratios = _vals(proven, "ratio_vs_opt")
+        inc = _vals(ok, "ratio_vs_incumbent")
+        bnd = _vals(ok, "ratio_vs_bound")
+        paper = suite.paper.get(w, {})
+        row: dict[str, Any] = {
+            "workload": w,
+            "trials": len(mine),
+            "errors": len(mine) - len(ok),
+            "proven_optimal": len(proven),
+            "ratio_vs_opt_mean": _stat(opt_ratios, "mean"),
+            "ratio_vs_opt_max": _stat(opt_ratios, "max"),
+            "ratio_vs_opt_min": _stat(opt_ratios, "min"),
+            "ratio_vs_incumbent_mean": _stat(inc, "mean"),
+            "ratio_vs_incumbent_max": _stat(inc, "max"),
+            "ratio_vs_bound_mean": _stat(bnd, "mean"),
+            "ratio_vs_bound_max": _stat(bnd, "max"),
+            "gap_mean": _stat(_vals(ok, "gap"), "mean"),
+            "mcsf_exact": sum(1 for r in proven if r.get("mcsf_is_opt") is True),
+            "mcsf_worse_than_found": sum(
+                1 for r in ok
+                if r.get("tel") is not None and r.get("incumbent") is not None and r["tel"] > r["incumbent"]
+            ),
+        }
+        for k in PAPER_KEYS:
+            row[f"paper_{k}"] = paper.get(k)
+        rows.append(row)
+    # object dtype keeps ints as ints and missing values as None (not NaN)
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS), dtype=object)
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+_MD_COLUMNS = (
+    ("workload", "workload"),
+    ("trials", "trials"),
+    ("errors", "errors"),
+    ("proven_optimal", "OPT proven"),
+    ("ratio_vs_opt_mean", "TEL/OPT mean"),
+    ("paper_mean", "paper mean"),
+    ("ratio_vs_opt_max", "TEL/OPT max"),
+    ("paper_max", "paper max"),
+    ("ratio_vs_opt_min", "TEL/OPT min"),
+    ("paper_min", "paper min"),
+    ("mcsf_exact", "= OPT (proven)"),
+    ("paper_exact", "paper = OPT"),
+    ("ratio_vs_incumbent_mean", "TEL/best found mean"),
+    ("ratio_vs_incumbent_max", "TEL/best found max"),
+    ("ratio_vs_bound_mean", "TEL/bound mean"),
+    ("ratio_vs_bound_max", "TEL/bound max"),
+    ("gap_mean", "mean gap"),
+    ("mcsf_worse_than_found", "> best found"),
+)
+
+
+def format_value(value: Any, column: str) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    if column == "gap_mean":
+        return f"{100 * float(value):.2f} %"
+    if column.startswith(("ratio", "paper_mean", "paper_max", "paper_min")):
+        return f"{float(value):.3f}"
+    if isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer()):
+        return str(int(value))
+    return str(value)
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """The summary as a Markdown table (friendly headers, ``—`` for missing values)."""
+    head = "| " + " | ".join(h for _, h in _MD_COLUMNS) + " |"
+    sep = "|" + "|".join("---" if c == "workload" else "---:" for c, _ in _MD_COLUMNS) + "|"
+    lines = [head, sep]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(format_value(row[c], c) for c, _ in _MD_COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def _runs_text(meta: dict[str, Any]) -> list[str]:
+    runs = meta.get("runs") or []
+    if not runs:
+        return ["- Runs: none recorded (no suite.json)."]
+    wall = sum(float(r.get("wall_s") or 0.0) for r in runs)
+    out = [f"- Wall time: {wall:.1f} s over {len(runs)} run(s) "
+           f"(first started {runs[0].get('started')}, "
+           f"last finished {runs[-1].get('finished') or 'not finished'})."]
+    for r in runs:
+        out.append(
+            f"- Command: `{r.get('command')}` — started {r.get('started')}, "
+            f"{r.get('tasks_run', 0)} task(s) run, {r.get('tasks_skipped', 0)} already done, "
+            f"{r.get('workers')} worker(s), llmopt {r.get('llmopt_version')}"
+        )
+    return out
+
+
+def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: list[dict[str, Any]],
+              problems: list[str]) -> str:
+    ref = suite.reference
+    cpu = sum(float(r.get("runtime_s") or 0.0) for r in records)
+    lines = [
+        f"# Suite `{suite.name}`",
+        "",
+        suite.description,
+        "",
+        f"Competitive ratio of **{ref}** (reference policy) against the hindsight optimum. "
+        f"Hindsight IP: solver `{suite.solver}`, {suite.ip_time_limit:g} s per instance, "
+        f"local search {suite.search_evals} evaluations for the warm start.",
+        "",
+        "Which ratio is which (TEL = the reference policy's TEL, re-verified by the checker):",
+        "",
+        "- **TEL/OPT**: against a *proven* optimum; mean, max and min are over the trials where the solver "
+        "proved optimality (column *OPT proven*). These compare directly with the paper's numbers, "
+        "which cover all its trials.",
+        "- **TEL/best found**: against the best verified schedule found (heuristics or IP). The best found "
+        "TEL is ≥ OPT, so this is a **lower bound on the true ratio**.",
+        "- **TEL/bound**: against the solver's certified lower bound on OPT (MIP bound). This is an "
+        "**upper bound on the true ratio**.",
+        "- *= OPT (proven)*: trials where the reference TEL equals the proven OPT; *> best found*: trials "
+        "where a better schedule than the reference policy's was found (so it is provably not optimal).",
+        "- *paper* columns: the numbers reported in the paper for the same workload.",
+        "",
+        markdown_table(df),
+        "",
+        "## Runs",
+        "",
+        *_runs_text(meta),
+        f"- Sum of task run times: {cpu:.1f} s.",
+    ]
+    errors = [r for r in records if r.get("error")]
+    if errors:
+        lines += ["", "## Errors", ""]
+        lines += [f"- {r['workload']} seed {r['seed']}: {r['error']}" for r in errors[:50]]
+        if len(errors) > 50:
+            lines.append(f"- … and {len(errors) - 50} more")
+    warned = [r for r in records if r.get("warnings")]
+    if warned:
+        lines += ["", "## Warnings", ""]
+        lines += [f"- {r['workload']} seed {r['seed']}: {w}" for r in warned for w in r["warnings"]]
+    if problems:
+        lines += ["", "## Skipped lines of trials.jsonl", ""] + [f"- {p}" for p in problems]
+    return "\n".join(lines) + "\n"
+
+
+# --- histogram --------------------------------------------------------------------------------
+
+
+def plot_ratio_hist(records: Iterable[dict[str, Any]], suite: Suite, path: str | Path) -> Path:
+    """One histogram panel per workload, like Figure 2 of Jaillet et al.
+
+    Each trial contributes TEL/OPT where OPT is proven, else TEL/best found (a lower
+    bound on its ratio); the two are stacked in different colours. The paper's mean is
+    a vertical line. Uses the Agg canvas directly (no pyplot, no global backend change).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    recs = [r for r in latest_records(records) if not r.get("error")]
+    workloads = [s.workload for s in suite.workloads]
+    workloads += sorted({r["workload"] for r in recs} - set(workloads))
+    ncols = max(1, min(3, len(workloads)))
+    nrows = max(1, -(-len(workloads) // ncols))
+    fig = Figure(figsize=(5.2 * ncols, 3.8 * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for ax in axes[len(workloads):]:
+        ax.set_visible(False)
+    for ax, w in zip(axes[: len(workloads)], workloads, strict=True):
+        mine = [r for r in recs if r["workload"] == w]
+        proven = [float(r["ratio_vs_opt"]) for r in mine if r.get("ratio_vs_opt") is not None]
+        found = [float(r["ratio_vs_incumbent"]) for r in mine
+                 if r.get("ratio_vs_opt") is None and r.get("ratio_vs_incumbent") is not None]
+        values = proven + found
+        ax.set_title(f"{w}: {len(mine)} trials, {len(proven)} with proven OPT")
+        ax.set_xlabel(f"{suite.reference} TEL / OPT (TEL / best found where OPT is not proven)")
+        ax.set_ylabel("trials")
+        paper_mean = suite.paper.get(w, {}).get("mean")
+        if not values:
+            ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        else:
+            hi = max([*values, 1.0 if paper_mean is None else float(paper_mean)])
+            hi = max(hi * 1.002, 1.01)
+            bins = np.linspace(1.0, hi, 31)
+            ax.hist([proven, found], bins=bins, stacked=True, color=["tab:blue", "tab:orange"],
+                    label=["TEL/OPT (proven)", "TEL/best found (lower bound on ratio)"])
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.45)  # headroom for the legend
+            if proven:
+                ax.axvline(float(np.mean(proven)), color="tab:blue", linestyle=":",
+                           label=f"our mean over proven: {np.mean(proven):.3f}")
+        if paper_mean is not None:
+            ax.axvline(float(paper_mean), color="tab:red", linestyle="--",
+                       label=f"paper mean: {paper_mean:.3f}")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if values or paper_mean is not None:
+            ax.legend(fontsize="small", loc="best")
+    fig.suptitle(f"Suite {suite.name}: latency ratio, {suite.reference} vs hindsight optimum")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    return out
+
+
+# --- all outputs ------------------------------------------------------------------------------
+
+
+def _load_meta(out: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((out / SUITE_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_report(out_dir: str | Path, suite: Suite | None = None) -> pd.DataFrame:
+    """Write ``summary.csv``, ``summary.md`` and ``ratio_hist.png`` from ``trials.jsonl``.
+
+    Parameters
+    ----------
+    out_dir : path
+        A results folder written by :func:`llmopt.harness.run_suite`.
+    suite : Suite, optional
+        Default: the suite stored in ``out_dir/suite.json``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary (see :func:`summarize`).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``out_dir`` has no ``trials.jsonl``.
+    """
+    out = Path(out_dir)
+    trials = out / TRIALS_FILE
+    if not trials.exists():
+        raise FileNotFoundError(f"{trials}: no results yet (run `llmopt bench run` first)")
+    meta = _load_meta(out)
+    if suite is None:
+        if "suite" not in meta:
+            raise FileNotFoundError(f"{out / SUITE_FILE}: missing or unreadable; pass the suite explicitly")
+        suite = Suite.from_dict(meta["suite"])
+    records, problems = read_trials(trials)
+    df = summarize(records, suite)
+    df.to_csv(out / "summary.csv", index=False)
+    md = _markdown(df, suite, meta, latest_records(records), problems)
+    (out / "summary.md").write_text(md, encoding="utf-8")
+    plot_ratio_hist(records, suite, out / "ratio_hist.png")
+    return df

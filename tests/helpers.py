@@ -1,0 +1,71 @@
+"""Shared test helpers: an independent model of DESIGN §1 and tiny-instance generators.
+
+Nothing here imports the simulator, the look-ahead check or the formulations, so tests
+that compare against these helpers compare two independent implementations.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+
+from llmopt.instance import Instance
+
+
+def memory_profile(instance: Instance, starts: Mapping[str, int]) -> list[int]:
+    """KV usage at integer times ``t = 1 … makespan`` (entry ``t − 1``), straight from DESIGN §1:
+    a request starting at ``k`` uses ``s + (t − k)`` tokens at ``t = k+1 … k+o``."""
+    makespan = max((starts[r.id] + r.output for r in instance.requests), default=0)
+    mem = [0] * makespan
+    for r in instance.requests:
+        k = starts[r.id]
+        for t in range(k + 1, k + r.output + 1):
+            mem[t - 1] += r.prompt + (t - k)
+    return mem
+
+
+def is_feasible(instance: Instance, starts: Mapping[str, int]) -> bool:
+    """Every request starts at or after its arrival and memory never exceeds ``M``."""
+    if set(starts) != set(instance.ids):
+        return False
+    if any(starts[r.id] < r.arrival for r in instance.requests):
+        return False
+    return all(u <= instance.M for u in memory_profile(instance, starts))
+
+
+def tel_of(instance: Instance, starts: Mapping[str, int]) -> int:
+    """``Σ_i (k_i + o_i − a_i)``."""
+    return sum(starts[r.id] + r.output - r.arrival for r in instance.requests)
+
+
+def random_tiny_instance(
+    rng: random.Random,
+    n_range: tuple[int, int] = (2, 5),
+    M_range: tuple[int, int] = (4, 10),
+    max_arrival: int = 3,
+    max_prompt: int = 3,
+    dup_prob: float = 0.25,
+) -> Instance:
+    """A small random instance; with probability ``dup_prob`` a request copies an earlier one
+    (so aggregation of identical requests in the IP gets exercised)."""
+    M = rng.randint(*M_range)
+    n = rng.randint(*n_range)
+    rows: list[tuple[int, int, int]] = []
+    for _ in range(n):
+        if rows and rng.random() < dup_prob:
+            rows.append(rng.choice(rows))
+            continue
+        s = rng.randint(1, min(max_prompt, M - 1))
+        o = rng.randint(1, M - s)
+        rows.append((rng.randint(0, max_arrival), s, o))
+    return Instance.from_tuples(M, rows, name=f"tiny/M={M}")
+
+
+def theorem41_instance(M: int) -> Instance:
+    """J Theorem 4.1 family (DIGEST §3.1) with ``b = 0``: ``s = 1``; one long request ``o = M − 1``
+    at 0; ``M/2`` short requests ``o = 1`` at ``r = M − √M/2``."""
+    root = math.isqrt(M)
+    assert root * root == M and root % 2 == 0, "M must be 4k²"
+    r = M - root // 2
+    return Instance.from_tuples(M, [(0, 1, M - 1)] + [(r, 1, 1)] * (M // 2), name=f"thm41/M={M}")

@@ -1,0 +1,400 @@
+"""Solver adapters (DESIGN §3): HiGHS and CBC agree with known optima, duals and brute force;
+time limits never pass for optimality; Gurobi degrades to NOT_SOLVED without its package or licence."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from llmopt.model import CanonicalModel
+from llmopt.registry import RegistryError
+from llmopt.result import SolveResult, SolveStatus
+from llmopt.solvers import SOLVERS, get_solver, solver_status
+
+INF = np.inf
+OPEN_SOLVERS = ["highs", "cbc"]
+
+
+def make_model(
+    c: Any, A: Any, row_lower: Any, row_upper: Any, col_lower: Any, col_upper: Any, integer: Any,
+    offset: float = 0.0, name: str = "t",
+) -> CanonicalModel:
+    A = sp.csr_matrix(np.asarray(A, dtype=float))
+    m, n = A.shape
+    return CanonicalModel(
+        name=name,
+        c=np.asarray(c, dtype=float),
+        offset=float(offset),
+        A=A,
+        row_lower=np.asarray(row_lower, dtype=float),
+        row_upper=np.asarray(row_upper, dtype=float),
+        col_lower=np.asarray(col_lower, dtype=float),
+        col_upper=np.asarray(col_upper, dtype=float),
+        integer=np.asarray(integer, dtype=bool),
+        col_names=tuple(f"x{j}" for j in range(n)),
+        row_names=tuple(f"r{i}" for i in range(m)),
+    )
+
+
+def lp_model(flip_first_row: bool = False) -> CanonicalModel:
+    """``min -x0 - 2 x1 + 3 x2 + 1.5`` with a unique, non-degenerate optimum x = (3, 1, 0, ·).
+
+    Rows: ``x0 + x1 <= 4`` (dual −½), ``x0 + 3 x1 − x2 = 6`` (dual −½), a slack range row, a slack
+    ``>=`` row and an empty row (duals 0). Column 3 is in no row and costs nothing. With
+    ``flip_first_row`` row 0 is written ``−x0 − x1 >= −4`` and its dual must flip to +½.
+    """
+    A = [
+        [1, 1, 0, 0],
+        [1, 3, -1, 0],
+        [2, -1, 0, 0],
+        [-1, 0, 0, 0],
+        [0, 0, 0, 0],
+    ]
+    lo = [-INF, 6, -10, -100, -1]
+    up = [4, 6, 50, INF, 1]
+    if flip_first_row:
+        A[0] = [-1, -1, 0, 0]
+        lo[0], up[0] = -4, INF
+    return make_model([-1, -2, 3, 0], A, lo, up, [0, 0, 0, -2], [INF, INF, INF, 5], [0, 0, 0, 0], offset=1.5)
+
+
+def knapsack(seed: int = 3, n: int = 12) -> tuple[CanonicalModel, float]:
+    """A 0/1 knapsack (as a minimisation) and its optimum by brute force."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(5, 40, n)
+    v = rng.integers(1, 50, n)
+    cap = int(w.sum() // 3)
+    best = max(
+        int(v @ np.array(bits)) for bits in itertools.product((0, 1), repeat=n) if w @ np.array(bits) <= cap
+    )
+    model = make_model(-v, [w], [-INF], [cap], np.zeros(n), np.ones(n), np.ones(n), offset=7.0)
+    return model, -best + 7.0
+
+
+HARD_MIP_OPTIMUM = -2087.0
+"""Optimum of ``hard_mip()``, proved by HiGHS (2.6 s) and CBC (1.1 s) outside the suite."""
+
+
+def hard_mip(seed: int = 0, n: int = 60, m: int = 30) -> CanonicalModel:
+    """A multi-dimensional 0/1 knapsack that takes CBC about a second to prove optimal."""
+    rng = np.random.default_rng(seed)
+    W = rng.integers(1, 100, (m, n))
+    c = -rng.integers(1, 100, n)
+    return make_model(c, W, np.full(m, -INF), W.sum(1) // 2, np.zeros(n), np.ones(n), np.ones(n), offset=3.0)
+
+
+def market_split(seed: int = 1, m: int = 5) -> tuple[CanonicalModel, np.ndarray]:
+    """Equality-constrained 0/1 rows with a planted solution: feasibility is hard to find from scratch."""
+    rng = np.random.default_rng(seed)
+    n = 10 * (m - 1)
+    A = rng.integers(0, 100, (m, n))
+    planted = (rng.random(n) < 0.5).astype(float)
+    b = A @ planted
+    return make_model(np.ones(n), A, b, b, np.zeros(n), np.ones(n), np.ones(n)), planted
+
+
+# --- LPs ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+@pytest.mark.parametrize("flip", [False, True])
+def test_lp_known_optimum_and_duals(name: str, flip: bool) -> None:
+    model = lp_model(flip)
+    res = get_solver(name).solve(model)
+    assert res.status is SolveStatus.OPTIMAL, res.message
+    assert res.objective == pytest.approx(-3.5, abs=1e-7)
+    assert res.bound == pytest.approx(-3.5, abs=1e-7)
+    assert res.x is not None
+    assert res.x[:3] == pytest.approx([3.0, 1.0, 0.0], abs=1e-7)
+    assert model.col_lower[3] <= res.x[3] <= model.col_upper[3]
+    assert model.max_violation(res.x) <= 1e-7
+    assert res.duals is not None and res.duals.shape == (model.n_rows,)
+    first = 0.5 if flip else -0.5
+    assert res.duals == pytest.approx([first, -0.5, 0.0, 0.0, 0.0], abs=1e-7)
+    # Strong duality with reduced costs: c·x = y·(active row bounds) + d·(active column bounds).
+    y = res.duals
+    d = model.c - model.A.T @ y
+    assert np.all(d[:3] >= -1e-9)  # columns 0–2 are bounded below only: reduced costs >= 0
+    row_bound = np.where(y < 0, model.row_upper, np.where(y > 0, model.row_lower, 0.0))
+    col_bound = np.where(np.abs(d) > 1e-12, model.col_lower, 0.0)
+    assert res.objective - model.offset == pytest.approx(y @ row_bound + d @ col_bound, abs=1e-7)
+
+
+def test_lp_duals_agree_between_highs_and_cbc() -> None:
+    model = lp_model()
+    a, b = (get_solver(n).solve(model) for n in OPEN_SOLVERS)
+    assert a.duals is not None and b.duals is not None
+    np.testing.assert_allclose(a.duals, b.duals, atol=1e-7)
+    assert a.objective == pytest.approx(b.objective, abs=1e-7)
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_infeasible_and_unbounded(name: str) -> None:
+    solver = get_solver(name)
+    infeasible_lp = make_model([1, 1], [[1, 1]], [3], [INF], [0, 0], [1, 1], [0, 0])
+    infeasible_ip = make_model([1, 1], [[2, 2]], [3], [3], [0, 0], [5, 5], [1, 1])
+    unbounded_lp = make_model([-1, 0], [[1, -1]], [-INF], [3], [0, 0], [INF, INF], [0, 0])
+    for model, expected in [
+        (infeasible_lp, SolveStatus.INFEASIBLE),
+        (infeasible_ip, SolveStatus.INFEASIBLE),
+        (unbounded_lp, SolveStatus.UNBOUNDED),
+    ]:
+        res = solver.solve(model)
+        assert res.status is expected, (model.A.toarray(), res)
+        assert res.bound is None and res.gap is None
+        if expected is SolveStatus.INFEASIBLE:
+            assert res.objective is None and res.x is None
+        elif res.x is not None:  # a feasible point of an unbounded problem is allowed
+            assert model.max_violation(res.x) <= 1e-7
+
+
+# --- MIPs -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_knapsack_matches_brute_force(name: str) -> None:
+    model, optimum = knapsack()
+    res = get_solver(name).solve(model)
+    assert res.status is SolveStatus.OPTIMAL, res.message
+    assert res.objective == pytest.approx(optimum, abs=1e-6)
+    assert res.bound is not None and res.bound <= res.objective + 1e-9
+    assert res.gap is not None and res.gap <= 1e-6
+    assert res.x is not None and model.max_violation(res.x) <= 1e-6
+    assert res.duals is None
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_integrality_is_honoured(name: str) -> None:
+    # min −(x0 + x1) s.t. 2 x0 + 2 x1 <= 3, x0 = x1, integers in [0, 5]: the LP optimum is −1.5 at
+    # (¾, ¾), the IP optimum 0 at (0, 0).
+    model = make_model([-1, -1], [[2, 2], [1, -1]], [-INF, 0], [3, 0], [0, 0], [5, 5], [1, 1])
+    lp = get_solver(name).solve(model.relax())
+    ip = get_solver(name).solve(model)
+    assert lp.status is SolveStatus.OPTIMAL and ip.status is SolveStatus.OPTIMAL
+    assert lp.objective == pytest.approx(-1.5, abs=1e-7)
+    assert ip.objective == pytest.approx(0.0, abs=1e-7)
+    assert ip.x is not None and ip.x == pytest.approx([0.0, 0.0], abs=1e-7)
+
+
+def test_time_limit_never_claims_optimality() -> None:
+    model = hard_mip()
+    results = {}
+    for name in OPEN_SOLVERS:
+        res = get_solver(name).solve(model, time_limit=0.05)
+        results[name] = res
+        assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), (name, res)
+        assert res.runtime_s < 5.0
+        if res.status is SolveStatus.OPTIMAL:
+            assert res.gap is not None and res.gap <= 1e-6, (name, res)
+        if res.objective is not None:
+            assert res.objective >= HARD_MIP_OPTIMUM - 1e-6
+        if res.bound is not None:
+            assert res.bound <= HARD_MIP_OPTIMUM + 1e-6, (name, res)
+        if res.objective is not None and res.bound is not None:
+            assert res.bound <= res.objective + 1e-9
+            assert res.gap == pytest.approx(SolveResult.relative_gap(res.objective, res.bound))
+        if res.x is not None:
+            assert model.max_violation(res.x) <= 1e-6
+            assert model.objective_value(res.x) == pytest.approx(res.objective)
+        if res.objective is None:
+            assert res.gap is None
+    # Each solver's bound is a valid lower bound, so it cannot exceed the other's incumbent.
+    for a, b in itertools.permutations(results.values(), 2):
+        if a.bound is not None and b.objective is not None:
+            assert a.bound <= b.objective + 1e-6, (a, b)
+
+
+def test_cbc_time_limit_reports_time_limit_with_bound() -> None:
+    # CBC needs ~1 s to prove this optimal; 0.05 s must end as TIME_LIMIT (PuLP itself says "Optimal").
+    res = get_solver("cbc").solve(hard_mip(), time_limit=0.05)
+    assert res.status is SolveStatus.TIME_LIMIT, res
+    assert "Stopped on time" in res.message
+    if res.objective is not None and res.bound is not None:
+        assert res.gap is not None and res.gap > 0
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_gap_stop_reports_a_valid_bound(name: str) -> None:
+    # With a 2 % gap both solvers stop early and call it optimal; the bound must then be the proven one,
+    # not the incumbent (CBC reads it from its log).
+    res = get_solver(name).solve(hard_mip(), mip_gap=0.02, time_limit=5.0)
+    assert res.status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT), res
+    assert res.objective is not None and res.bound is not None
+    assert res.bound <= HARD_MIP_OPTIMUM + 1e-6 <= res.objective + 2e-6
+    if res.status is SolveStatus.OPTIMAL:
+        assert res.gap is not None and res.gap <= 0.02 + 1e-6
+
+
+# --- warm start -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_warm_start_is_accepted(name: str) -> None:
+    model, optimum = knapsack()
+    first = get_solver(name).solve(model)
+    assert first.x is not None
+    again = get_solver(name).solve(model, warm_start=first.x)
+    assert again.status is SolveStatus.OPTIMAL
+    assert again.objective == pytest.approx(optimum, abs=1e-6)
+    with pytest.raises(ValueError):
+        get_solver(name).solve(model, warm_start=first.x[:-1])
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_time_limit_without_incumbent_returns_no_point(name: str) -> None:
+    # Neither solver finds a feasible point of this instance in 0.05 s; CBC then writes its fractional
+    # LP point ("no integer solution - continuous used"), which must not come back as a solution.
+    model, _ = market_split()
+    res = get_solver(name).solve(model, time_limit=0.05)
+    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), res
+    if res.x is None:
+        assert res.objective is None and res.gap is None
+    else:
+        assert model.max_violation(res.x) <= 1e-6
+
+
+@pytest.mark.parametrize("name", OPEN_SOLVERS)
+def test_warm_start_gives_an_incumbent_under_a_tiny_time_limit(name: str) -> None:
+    # Without the planted start neither solver has an incumbent after 0.05 s (see the test above).
+    model, planted = market_split()
+    res = get_solver(name).solve(model, time_limit=0.05, warm_start=planted)
+    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), res
+    assert res.x is not None, res
+    assert model.max_violation(res.x) <= 1e-6
+    assert res.objective is not None and res.objective <= model.objective_value(planted) + 1e-9
+
+
+# --- Gurobi and the registry ---------------------------------------------------------------------
+
+
+def test_gurobi_available_does_not_import_gurobipy() -> None:
+    # In a fresh interpreter: importing pulp imports gurobipy when it is installed, so this process
+    # may already hold it.
+    code = (
+        "import sys\n"
+        "from llmopt.solvers.gurobi import GurobiSolver\n"
+        "ok, why = GurobiSolver.available()\n"
+        "assert 'gurobipy' not in sys.modules\n"
+        "print(ok, why)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    from llmopt.solvers.base import package_installed
+
+    if package_installed("gurobipy"):
+        assert out.startswith("True")
+    else:
+        assert out.startswith("False") and "gurobipy is not installed" in out
+
+
+def test_gurobi_matches_highs_when_licensed() -> None:
+    ok, why = solver_status("gurobi")
+    if not ok:
+        pytest.skip(why)
+    model = lp_model()
+    res = get_solver("gurobi").solve(model)
+    if res.status is SolveStatus.NOT_SOLVED:
+        pytest.skip(res.message)  # no licence here
+    ref = get_solver("highs").solve(model)
+    assert res.status is SolveStatus.OPTIMAL
+    assert res.objective == pytest.approx(ref.objective, abs=1e-7)
+    assert res.duals is not None and ref.duals is not None
+    np.testing.assert_allclose(res.duals, ref.duals, atol=1e-7)
+    knap, optimum = knapsack()
+    mip = get_solver("gurobi").solve(knap, warm_start=get_solver("highs").solve(knap).x)
+    assert mip.status is SolveStatus.OPTIMAL and mip.objective == pytest.approx(optimum, abs=1e-6)
+
+
+def test_gurobi_missing_package_is_not_solved(monkeypatch: pytest.MonkeyPatch) -> None:
+    import llmopt.solvers.gurobi as gmod
+
+    monkeypatch.setattr(gmod, "package_installed", lambda module: False)
+    expected = "gurobipy is not installed (pip install 'llmopt[gurobi]')"
+    assert gmod.GurobiSolver.available() == (False, expected)
+    res = get_solver("gurobi").solve(lp_model())
+    assert res.status is SolveStatus.NOT_SOLVED
+    assert "gurobipy" in res.message
+    assert res.objective is None and res.bound is None and res.x is None
+
+
+def _fake_gurobipy(env_error: int | None, model_error: int | None) -> types.ModuleType:
+    """A stand-in ``gurobipy`` whose environment or model creation fails with a Gurobi error code."""
+    mod = types.ModuleType("gurobipy")
+
+    class GurobiError(Exception):
+        def __init__(self, errno: int, message: str) -> None:
+            super().__init__(message)
+            self.errno = errno
+
+    class Env:
+        disposed = False
+
+        def __init__(self, empty: bool = False) -> None:
+            pass
+
+        def setParam(self, name: str, value: Any) -> None:
+            pass
+
+        def start(self) -> None:
+            if env_error is not None:
+                raise GurobiError(env_error, "No Gurobi license found")
+
+        def dispose(self) -> None:
+            Env.disposed = True
+
+    def Model(name: str = "", env: Any = None) -> None:
+        raise GurobiError(model_error or 10001, "Model too large for size-limited license")
+
+    mod.GurobiError = GurobiError  # type: ignore[attr-defined]
+    mod.Env = Env  # type: ignore[attr-defined]
+    mod.Model = Model  # type: ignore[attr-defined]
+    return mod
+
+
+@pytest.mark.parametrize(
+    ("env_error", "model_error", "needle"),
+    [(10009, None, "licence"), (None, 10010, "size-limited")],
+)
+def test_gurobi_licence_problems_are_not_solved(
+    monkeypatch: pytest.MonkeyPatch, env_error: int | None, model_error: int | None, needle: str
+) -> None:
+    import llmopt.solvers.gurobi as gmod
+
+    fake = _fake_gurobipy(env_error, model_error)
+    monkeypatch.setitem(sys.modules, "gurobipy", fake)
+    monkeypatch.setattr(gmod, "package_installed", lambda module: True)
+    res = gmod.GurobiSolver().solve(lp_model())
+    assert res.status is SolveStatus.NOT_SOLVED
+    assert needle in res.message
+    assert res.objective is None and res.x is None
+    assert fake.Env.disposed  # type: ignore[attr-defined]  # the environment is always released
+
+
+def test_unknown_solver_lists_known_names() -> None:
+    with pytest.raises(RegistryError) as err:
+        get_solver("nope")
+    for name in ("highs", "cbc", "gurobi"):
+        assert name in str(err.value)
+    with pytest.raises(RegistryError):
+        solver_status("nope")
+
+
+def test_registry_is_lazy_and_returns_instances() -> None:
+    assert {"highs", "cbc", "gurobi"} <= set(SOLVERS.names())
+    for name in ("highs", "cbc", "gurobi"):
+        solver = get_solver(name)
+        assert solver.info.name == name
+        assert solver is not get_solver(name)
+    code = (
+        "import sys, llmopt.solvers as s\n"
+        "s.solver_status('highs'); s.solver_status('cbc'); s.solver_status('gurobi')\n"
+        "bad = [m for m in ('highspy', 'pulp', 'gurobipy') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
