@@ -36,11 +36,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from llmopt.formulations.hindsight_ip import (
+    RequestClass,
+    StartWindows,
+    class_windows,
+    request_classes,
+    start_windows,
+)
 from llmopt.instance import Instance
 from llmopt.model import CanonicalModel
 from llmopt.result import SolveResult
-
-from .hindsight_ip import RequestClass, StartWindows, request_classes, start_windows
 
 __all__ = [
     "formulate_dual",
@@ -95,7 +100,8 @@ def eq23_dual_constraints(
     """
     n_y = len(classes)
     rows_l, cols_l, vals_l = [], [], []
-    upper_l, names = [], []
+    upper_l: list[np.ndarray] = []
+    names: list[str] = []
     row = 0
     for ci, (cl, (lo, hi)) in enumerate(zip(classes, class_windows, strict=True)):
         ks = np.arange(lo, hi + 1)
@@ -161,21 +167,12 @@ def formulate_dual(
     """
     if windows is None:
         windows = start_windows(instance)
-    if len(windows.lo) != instance.n:
-        raise ValueError("windows do not match the instance")
     classes = request_classes(instance, aggregate)
-    pos = {r.id: i for i, r in enumerate(instance.requests)}
-    class_windows = []
-    for cl in classes:
-        lo = max(windows.lo[pos[i]] for i in cl.ids)
-        hi = min(windows.hi[pos[i]] for i in cl.ids)
-        if lo > hi:
-            raise ValueError(f"empty start window for class of {cl.ids[0]!r}")
-        class_windows.append((lo, hi))
+    windows_c = class_windows(instance, windows, classes)
     T = int(windows.horizon)
 
     c, offset = eq22_objective(classes, T, instance.M)
-    (rows, cols, vals), row_lower, row_upper, row_names = eq23_dual_constraints(classes, class_windows, T)
+    (rows, cols, vals), row_lower, row_upper, row_names = eq23_dual_constraints(classes, windows_c, T)
     col_lower, col_upper = eq24_nonnegativity(len(classes), T)
     n_cols = len(classes) + T
     A = sp.csr_matrix((vals, (rows, cols)), shape=(len(row_names), n_cols))

@@ -149,6 +149,23 @@ def request_classes(instance: Instance, aggregate: bool = True) -> list[RequestC
     return [RequestClass(a, s, o, tuple(ids)) for (a, s, o), ids in groups.items()]
 
 
+def class_windows(
+    instance: Instance, windows: StartWindows, classes: list[RequestClass]
+) -> list[tuple[int, int]]:
+    """Start window ``(lo, hi)`` of each class: the intersection of its requests' windows
+    (identical when they come from :func:`start_windows`), so the class stays interchangeable."""
+    if len(windows.lo) != instance.n:
+        raise ValueError("windows do not match the instance")
+    out = []
+    for cl in classes:
+        lo = max(windows.lo[instance.position(i)] for i in cl.ids)
+        hi = min(windows.hi[instance.position(i)] for i in cl.ids)
+        if lo > hi:
+            raise ValueError(f"empty start window for class of {cl.ids[0]!r}")
+        out.append((lo, hi))
+    return out
+
+
 # --- one function per part of the paper's model --------------------------------------
 
 
@@ -231,19 +248,10 @@ def formulate(
     """
     if windows is None:
         windows = start_windows(instance)
-    if len(windows.lo) != instance.n:
-        raise ValueError("windows do not match the instance")
     classes = request_classes(instance, aggregate)
-    pos = {r.id: i for i, r in enumerate(instance.requests)}
     col_class_l: list[np.ndarray] = []
     col_k_l: list[np.ndarray] = []
-    for ci, cl in enumerate(classes):
-        # Requests of a class share (a, s, o); intersect their windows (identical when
-        # they come from start_windows) to keep the class interchangeable.
-        lo = max(windows.lo[pos[i]] for i in cl.ids)
-        hi = min(windows.hi[pos[i]] for i in cl.ids)
-        if lo > hi:
-            raise ValueError(f"empty start window for class of {cl.ids[0]!r}")
+    for ci, (lo, hi) in enumerate(class_windows(instance, windows, classes)):
         ks = np.arange(lo, hi + 1)
         col_class_l.append(np.full(len(ks), ci))
         col_k_l.append(ks)

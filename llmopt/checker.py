@@ -216,7 +216,7 @@ def _lambda_array(lam: Mapping[int, float] | Sequence[float] | np.ndarray, tol: 
     if isinstance(lam, Mapping):
         if not lam:
             return np.zeros(1)
-        keys = []
+        keys: list[int] = []
         for t in lam:
             if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral):
                 raise ValueError(f"λ key {t!r} is not an integer time")

@@ -245,6 +245,7 @@ class CbcSolver:
         )
         bound: float | None = None
         duals = None
+        x: np.ndarray | None
         if head.startswith("optimal") and prob.status == pulp.LpStatusOptimal:
             st = SolveStatus.OPTIMAL
             x = self._primal(model, xs)

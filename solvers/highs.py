@@ -55,7 +55,7 @@ class HighsSolver:
         h.setOptionValue("threads", int(threads))
         h.setOptionValue("random_seed", 0)
         for key, value in self.options.items():
-            if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:  # type: ignore[arg-type]
                 raise ValueError(f"HiGHS rejected option {key}={value!r}")
 
         A = model.A.tocsc()
@@ -90,6 +90,7 @@ class HighsSolver:
         status = h.getModelStatus()
         info = h.getInfo()
         MS = highspy.HighsModelStatus
+        _HIGHS_INTERRUPT = getattr(MS, "kHighsInterrupt", MS.kInterrupt)  # absent from highspy's stubs
         has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
         x = np.array(h.getSolution().col_value) if has_primal else None
         duals = None
@@ -101,7 +102,7 @@ class HighsSolver:
             else:
                 duals = np.array(h.getSolution().row_dual)
                 bound = float(info.objective_function_value)
-        elif status in (MS.kTimeLimit, MS.kInterrupt, MS.kHighsInterrupt, MS.kIterationLimit, MS.kSolutionLimit):
+        elif status in (MS.kTimeLimit, MS.kInterrupt, _HIGHS_INTERRUPT, MS.kIterationLimit, MS.kSolutionLimit):
             st = SolveStatus.TIME_LIMIT if status == MS.kTimeLimit else SolveStatus.NOT_SOLVED
             if model.is_mip and np.isfinite(info.mip_dual_bound):
                 bound = float(info.mip_dual_bound)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from llmopt.bounds import BOUNDS, BoundResult, closed_form_dual_bound, compute_bound, lp_bound
+from llmopt.checker import check_lower_bound_certificate, check_schedule
 from llmopt.formulations.closed_form_dual import (
     closed_form_bound,
     closed_form_dual,
@@ -12,14 +15,11 @@ from llmopt.formulations.closed_form_dual import (
 )
 from llmopt.formulations.dual import dual_value, formulate_dual, lambda_from_lp_duals
 from llmopt.formulations.hindsight_ip import formulate, start_windows
-from llmopt.solvers.highs import HighsSolver
-
-from llmopt.bounds import BOUNDS, BoundResult, closed_form_dual_bound, compute_bound, lp_bound
-from llmopt.checker import check_lower_bound_certificate, check_schedule
 from llmopt.instance import Instance
 from llmopt.policies import make_policy
 from llmopt.result import SolveStatus
 from llmopt.simulator import simulate
+from llmopt.solvers.highs import HighsSolver
 
 # DIGEST §1.4: n, s, o, M, LP opt, closed-form D, paper's approx, ȳ, λ_1, last t with λ_t > 0, MC-SF TEL
 TABLE_1_4 = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import random_tiny_instance
 
 from llmopt.checker import check_schedule
 from llmopt.heuristics import local_search
@@ -14,8 +15,6 @@ from llmopt.policies import make_policy
 from llmopt.result import SolveStatus
 from llmopt.simulator import simulate
 from llmopt.workloads import jaillet_am1
-
-from helpers import random_tiny_instance
 
 
 def t5() -> Instance:
