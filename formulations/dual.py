@@ -207,7 +207,7 @@ def dual_value(result: SolveResult) -> float | None:
     return None if result.objective is None else -float(result.objective)
 
 
-def lambda_from_lp_duals(primal_model: CanonicalModel, duals: np.ndarray, tol: float = 1e-7) -> np.ndarray:
+def lambda_from_lp_duals(primal_model: CanonicalModel, duals: np.ndarray, tol: float = 1e-4) -> np.ndarray:
     """Map the row duals of the primal LP's memory rows to ``λ_t >= 0``.
 
     HiGHS reports row duals as ``∂ objective / ∂ row bound`` for a minimisation; a
@@ -221,7 +221,9 @@ def lambda_from_lp_duals(primal_model: CanonicalModel, duals: np.ndarray, tol: f
     duals : ndarray
         Row duals, in the model's row order.
     tol : float
-        Wrong-sign duals down to ``tol`` (solver round-off) are clamped to 0.
+        Wrong-sign duals down to ``tol`` (solver round-off: HiGHS's dual feasibility
+        tolerance is 1e-7 on the *scaled* model) are clamped to 0. Any ``λ >= 0`` is a valid
+        certificate, and the checker recomputes the bound from the clamped ``λ``.
 
     Returns
     -------

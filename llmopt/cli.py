@@ -109,8 +109,18 @@ def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
+    no_plugins: Annotated[
+        bool, typer.Option("--no-plugins", help="Do not load third-party entry-point plug-ins.")
+    ] = False,
 ) -> None:
     """llmopt: scheduling LLM inference under KV-cache memory limits."""
+    if not no_plugins:
+        from llmopt.plugins import load_plugins
+
+        try:
+            load_plugins()
+        except Exception as exc:  # a broken plug-in must not hide the built-in commands
+            _die(f"loading plug-ins failed: {exc} (run with --no-plugins to skip them)")
 
 
 # --- solve ----------------------------------------------------------------------------------

@@ -518,6 +518,9 @@ def _run_pool(
 def _worker_init() -> None:
     # Only the parent handles Ctrl-C; it saves finished records and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from llmopt.plugins import load_plugins
+
+    load_plugins()  # plug-in names must resolve in the workers too
 
 
 class _ProgressBar:

@@ -5,7 +5,8 @@ A priority list ``π`` is scheduled by the same prefix rule as MC-SF (admit wait
 requests in ``π`` order while the look-ahead check (5) holds, stop at the first misfit);
 MC-SF is the list sorted by ``o_i``. Local search swaps pairs of the list and keeps a
 swap when TEL drops. Every schedule it returns is produced by the simulator, so it is
-feasible; the caller re-verifies it with the independent checker anyway.
+feasible; :func:`llmopt.hindsight.solve_hindsight` re-verifies it with the independent
+checker before using its TEL.
 """
 
 from __future__ import annotations
@@ -40,21 +41,23 @@ def local_search(
     order: list[str],
     *,
     seed: int = 0,
-    time_budget_s: float = 2.0,
+    time_budget_s: float | None = None,
     max_evals: int | None = None,
 ) -> Schedule:
     """Improve ``start`` (the schedule of priority list ``order``) by random pair swaps.
 
-    Deterministic for a given ``seed`` when ``max_evals`` binds; with only a time budget
-    the number of evaluations depends on machine speed, so callers that need
-    reproducibility pass ``max_evals``.
+    Stops after ``max_evals`` evaluations or ``time_budget_s`` seconds, whichever comes
+    first (at least one must be given). With ``max_evals`` alone the result depends only
+    on the instance, ``order`` and ``seed``; a clock budget makes it machine-dependent.
     """
+    if time_budget_s is None and max_evals is None:
+        raise ValueError("give max_evals or time_budget_s")
     rng = np.random.default_rng(seed)
     best, best_order = start, list(order)
     n = len(order)
     if n < 2:
         return best
-    deadline = time.perf_counter() + time_budget_s
+    deadline = time.perf_counter() + time_budget_s if time_budget_s is not None else float("inf")
     evals = 0
     while time.perf_counter() < deadline and (max_evals is None or evals < max_evals):
         cand = list(best_order)

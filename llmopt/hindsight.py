@@ -51,7 +51,9 @@ class HindsightResult:
     Attributes
     ----------
     status : SolveStatus
-        The IP solver's status (``optimal`` only if proven).
+        ``optimal`` only when a certified bound equals the verified incumbent (proven by
+        the solver, or by the LP bound after a time-limited MIP); otherwise the solver's
+        status (``time_limit``), or ``not_solved`` when the solver's answer failed the checker.
     opt : int or None
         The optimal TEL, when proven.
     incumbent : int
@@ -85,17 +87,17 @@ class HindsightResult:
     message: str = ""
 
 
-def upper_bound_schedules(
-    instance: Instance, *, seed: int = 0, search_evals: int = 0, search_time_s: float = 10.0
-) -> dict[str, Schedule]:
-    """Feasible schedules from MC-SF, FCFS and (if ``search_evals > 0``) local search."""
+def upper_bound_schedules(instance: Instance, *, seed: int = 0, search_evals: int = 0) -> dict[str, Schedule]:
+    """Feasible schedules from MC-SF, FCFS and (if ``search_evals > 0``) local search.
+
+    The local search runs exactly ``search_evals`` evaluations (no clock), so the result
+    depends only on the instance and the seed (DESIGN §4 invariant 3)."""
     out = {name: simulate(instance, make_policy(name)) for name in ("mc-sf", "fcfs")}
     if search_evals > 0:
+        # MC-SF's own key, so the search starts from MC-SF's schedule.
         order = sorted(instance.ids, key=lambda i: (instance.by_id(i).output, instance.by_id(i).arrival,
                                                     instance.position(i)))
-        out["local-search"] = local_search(
-            instance, out["mc-sf"], order, seed=seed, time_budget_s=search_time_s, max_evals=search_evals
-        )
+        out["local-search"] = local_search(instance, out["mc-sf"], order, seed=seed, max_evals=search_evals)
     return out
 
 
@@ -129,9 +131,21 @@ def solve_hindsight(
     """
     t0 = time.perf_counter()
     schedules = upper_bound_schedules(instance, seed=seed, search_evals=search_evals)
-    best_name = min(schedules, key=lambda k: schedules[k].tel)
+    # The windows (and so every bound below) rest on U = TEL of a feasible schedule: take U
+    # from the independent checker, never from the simulator alone.
+    verified: dict[str, int] = {}
+    notes = []
+    for name, sched in schedules.items():
+        report = check_schedule(instance, sched.starts)
+        if report.ok and report.tel is not None:
+            verified[name] = report.tel
+        else:
+            notes.append(f"{name} schedule rejected by checker: {report.violations[0]}")
+    if not verified:
+        raise RuntimeError(f"no heuristic schedule passed the checker: {'; '.join(notes)}")
+    best_name = min(verified, key=lambda k: verified[k])
     best = schedules[best_name]
-    windows = start_windows(instance, best.tel)
+    windows = start_windows(instance, verified[best_name])
     model = formulate(instance, windows, aggregate=aggregate)
     options = {"presolve": "off"} if solver == "highs" and model.nnz > PRESOLVE_NNZ_LIMIT else {}
     res = get_solver(solver, **options).solve(
@@ -139,33 +153,51 @@ def solve_hindsight(
         verbose=verbose,
     )
 
-    incumbent, source, starts = best.tel, best_name, dict(best.starts)
-    message = res.message
+    incumbent, source, starts = verified[best_name], best_name, dict(best.starts)
+    status = res.status
     if res.x is not None and model.decode is not None:
-        ip_starts = model.decode(res.x)
-        report = check_schedule(instance, ip_starts)
-        if not report.ok:
-            message = f"solver solution rejected by checker: {report.violations[0]}"
-        elif report.tel is not None and report.tel < incumbent:
-            incumbent, source, starts = report.tel, f"ip/{solver}", ip_starts
+        try:
+            ip_starts = model.decode(res.x)
+            report = check_schedule(instance, ip_starts)
+            if not report.ok:
+                raise ValueError(report.violations[0])
+        except ValueError as exc:  # keep the heuristic incumbent and say why
+            notes.append(f"solver solution rejected: {exc}")
+            status = SolveStatus.NOT_SOLVED if status is SolveStatus.OPTIMAL else status
+        else:
+            if report.tel is not None and report.tel < incumbent:
+                incumbent, source, starts = report.tel, f"ip/{solver}", ip_starts
 
     # Valid lower bounds, largest kept: the solver's MIP bound, the trivial TEL >= Σ o_i,
     # and (when OPT is not proven) the LP bound re-derived by the checker from its duals.
     # The LP gets no time limit: it is what certifies the gap when the MIP stops early.
     candidates = [(float(instance.total_output), "sum-of-outputs")]
-    if res.bound is not None:
+    if res.bound is not None and status is not SolveStatus.NOT_SOLVED:
         candidates.append((res.bound, "mip-bound-from-solver"))
-    if res.status is not SolveStatus.OPTIMAL:
-        lp = lp_bound(instance, windows)
-        if lp.value is not None and lp.verified:
-            candidates.append((lp.value, lp.certificate))
+    if status is not SolveStatus.OPTIMAL:
+        try:
+            lp = lp_bound(instance, windows)
+        except Exception as exc:  # a failed bound must not lose the solve above
+            notes.append(f"LP bound failed: {type(exc).__name__}: {exc}")
+        else:
+            if lp.value is not None and lp.verified:
+                candidates.append((lp.value, lp.certificate))
     bound, certificate = max(candidates, key=lambda c: c[0])
     # TEL is integral, so any valid bound rounds up (minus solver tolerance).
     bound = float(math.ceil(bound - 1e-6))
-    opt = incumbent if res.status is SolveStatus.OPTIMAL and bound >= incumbent else None
+    # OPT is proven whenever a certified bound meets the verified incumbent, whichever
+    # component proved it (the solver, or the LP bound after a time-limited MIP).
+    opt = incumbent if bound >= incumbent else None
+    if opt is not None and status is not SolveStatus.OPTIMAL:
+        notes.append(f"optimality proven by {certificate} bound = incumbent")
+        status = SolveStatus.OPTIMAL
+    elif opt is None and status is SolveStatus.OPTIMAL:
+        notes.append(f"solver reported optimal but certified bound {bound} < incumbent {incumbent}")
+        status = SolveStatus.NOT_SOLVED
     gap = max(0.0, incumbent - bound) / incumbent if incumbent else 0.0
+    message = "; ".join([res.message, *notes]) if notes else res.message
     return HindsightResult(
-        status=res.status if (res.status is not SolveStatus.OPTIMAL or opt is not None) else SolveStatus.TIME_LIMIT,
+        status=status,
         opt=opt,
         incumbent=incumbent,
         incumbent_source=source,

@@ -47,28 +47,28 @@ class MCSF:
     """Memory-Constrained Shortest First (J §4, Algorithm 1).
 
     Running requests always continue; waiting requests are taken in ascending ``o_i``
-    (ties by arrival, then id — the paper leaves ties open, DIGEST I-43) while the
-    look-ahead check (5) holds at every completion time after ``t``.
+    (ties by arrival, then position in the instance — the paper leaves ties open,
+    DIGEST I-43) while the look-ahead check (5) holds at every completion time after ``t``.
     """
 
     name = "mc-sf"
 
     def decide(self, view: StepView) -> Decision:
-        order = sorted(view.waiting, key=lambda w: (_known(w.output, w.id), w.arrival, w.id))
+        order = sorted(view.waiting, key=lambda w: (_known(w.output, w.id), w.arrival, w.position))
         return greedy_prefix(view, order)
 
 
 class FCFSLookahead:
     """FCFS with the MC-SF look-ahead check (J App. C Algorithm 2, "MC-Benchmark").
 
-    Waiting requests are taken by arrival (ties by id) while check (5) holds;
+    Waiting requests are taken by arrival (ties by position in the instance) while check (5) holds;
     the first request that does not fit blocks the rest (head-of-line blocking).
     """
 
     name = "fcfs"
 
     def decide(self, view: StepView) -> Decision:
-        order = sorted(view.waiting, key=lambda w: (w.arrival, w.id))
+        order = sorted(view.waiting, key=lambda w: (w.arrival, w.position))
         return greedy_prefix(view, order)
 
 

@@ -56,6 +56,13 @@ class Registry(Generic[T]):
         self._entries[name] = target
         self._docs[name] = doc
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (for tests and interactive sessions)."""
+        if name not in self._entries:
+            raise RegistryError(f"{self.kind} {name!r} is not registered")
+        del self._entries[name]
+        self._docs.pop(name, None)
+
     def get(self, name: str) -> T:
         """Resolve ``name``; raises :class:`RegistryError` listing the known names."""
         try:

@@ -38,12 +38,17 @@ class Visibility(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class WaitingRequest:
-    """An arrived request that is not running. ``output`` is ``None`` when hidden."""
+    """An arrived request that is not running. ``output`` is ``None`` when hidden.
+
+    ``position`` is the request's index in the instance (its order in the input file),
+    the deterministic tie-breaker policies use after their own key.
+    """
 
     id: str
     arrival: int
     prompt: int
     output: int | None
+    position: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,7 @@ def simulate(
     """
     reqs = sorted(instance.requests, key=lambda r: (r.arrival, instance.position(r.id)))
     by_id = {r.id: r for r in instance.requests}
+    position = {r.id: i for i, r in enumerate(instance.requests)}
     if max_steps is None:
         max_steps = (reqs[-1].arrival if reqs else 0) + 10 * instance.total_output + 1000
     if hasattr(policy, "reset"):
@@ -148,7 +154,8 @@ def simulate(
                 for i, p in running.items()
             ),
             waiting=tuple(
-                WaitingRequest(r.id, r.arrival, r.prompt, r.output if show else None) for r in waiting.values()
+                WaitingRequest(r.id, r.arrival, r.prompt, r.output if show else None, position[r.id])
+                for r in waiting.values()
             ),
         )
         decision = policy.decide(view)

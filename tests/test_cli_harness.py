@@ -163,8 +163,13 @@ def _flaky(seed: int) -> Instance:
     return jaillet_am1(seed, n_range=(4, 5), M_range=(8, 9))
 
 
-if "test-flaky" not in WORKLOADS:
+@pytest.fixture(autouse=True)
+def _flaky_workload():
+    # Registered only while this module's tests run, so other modules' registry sweeps
+    # (tests/test_conformance.py) never see it.
     WORKLOADS.register("test-flaky", _flaky, "test workload: seed 1 raises")
+    yield
+    WORKLOADS.unregister("test-flaky")
 
 SMALL = {"n_range": (4, 6), "M_range": (8, 10)}
 
@@ -268,8 +273,14 @@ def test_harness_is_deterministic_and_parallel_matches_serial(tmp_path: Path) ->
 
 
 def test_bench_cli_run_and_report(tmp_path: Path) -> None:
-    if "test-cli-suite" not in SUITES:
-        SUITES.register("test-cli-suite", _suite(seeds=(0,), flaky=False, name="test-cli-suite"))
+    SUITES.register("test-cli-suite", _suite(seeds=(0,), flaky=False, name="test-cli-suite"))
+    try:
+        _bench_cli_run_and_report(tmp_path)
+    finally:
+        SUITES.unregister("test-cli-suite")
+
+
+def _bench_cli_run_and_report(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     result = runner.invoke(app, ["bench", "run", "test-cli-suite", "--out", str(out), "--workers", "1",
                                  "--no-progress"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -39,9 +40,24 @@ def test_time_limited_solve_is_not_called_optimal():
     assert res.opt is None
     assert res.incumbent <= res.heuristics["mc-sf"]
     assert check_schedule(inst, res.starts).tel == res.incumbent
-    if res.bound is not None:
-        assert res.bound <= res.incumbent
-        assert res.gap == pytest.approx((res.incumbent - res.bound) / res.incumbent)
+    assert inst.total_output <= res.bound <= res.incumbent
+    assert res.gap == pytest.approx((res.incumbent - res.bound) / res.incumbent)
+
+
+def test_early_stop_falls_back_to_checked_lp_bound():
+    # The MIP stops before its root LP; the bound must then come from the LP dual that the
+    # checker re-derived (not the solver's trivial bound), and be no larger than the incumbent.
+    from llmopt.bounds import lp_bound
+    from llmopt.formulations.hindsight_ip import start_windows
+
+    inst = jaillet_am1(4, n_range=(25, 25), M_range=(40, 40))
+    res = solve_hindsight(inst, time_limit=0.01, search_evals=0)
+    assert res.status is SolveStatus.TIME_LIMIT
+    assert res.bound_certificate == "lp-dual-checked"
+    lp = lp_bound(inst, start_windows(inst, min(res.heuristics.values())))
+    assert lp.verified and lp.value is not None
+    assert res.bound == math.ceil(lp.value - 1e-6)
+    assert res.bound <= res.incumbent
 
 
 def test_local_search_never_worse_and_deterministic():

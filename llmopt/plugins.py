@@ -1,0 +1,47 @@
+"""Explicit loading of third-party plug-ins.
+
+Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
+``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``). Nothing is loaded on import;
+the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
+harness's worker processes call it too, so plug-in names resolve there as well.
+
+A package declares, in its ``pyproject.toml``::
+
+    [project.entry-points."llmopt.policies"]
+    my-policy = "my_package.policy:MyPolicy"
+"""
+
+from __future__ import annotations
+
+from llmopt.registry import Registry
+
+__all__ = ["registries", "load_plugins"]
+
+_loaded = False
+
+
+def registries() -> dict[str, Registry]:
+    """Every registry of the package, by kind."""
+    from llmopt.bounds import BOUNDS
+    from llmopt.policies import POLICIES
+    from llmopt.solvers import SOLVERS
+    from llmopt.suites import SUITES
+    from llmopt.workloads import WORKLOADS
+
+    return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES}
+
+
+def load_plugins() -> dict[str, list[str]]:
+    """Register every installed plug-in once; returns the names added per registry.
+
+    Raises
+    ------
+    llmopt.registry.RegistryError
+        If a plug-in reuses a name that is already registered.
+    """
+    global _loaded
+    if _loaded:
+        return {}
+    added = {kind: reg.load_entry_points() for kind, reg in registries().items()}
+    _loaded = True
+    return added
