@@ -152,16 +152,18 @@ def request_classes(instance: Instance, aggregate: bool = True) -> list[RequestC
 def class_windows(
     instance: Instance, windows: StartWindows, classes: list[RequestClass]
 ) -> list[tuple[int, int]]:
-    """Start window ``(lo, hi)`` of each class: the intersection of its requests' windows
-    (identical when they come from :func:`start_windows`), so the class stays interchangeable."""
+    """Start window ``(lo, hi)`` of each class: the hull of its requests' windows.
+
+    The windows of identical requests are identical when they come from
+    :func:`start_windows`. Otherwise the hull still contains every request's window (so an
+    optimal schedule stays inside) and never admits a start before the common arrival,
+    whereas an intersection could cut the optimum off."""
     if len(windows.lo) != instance.n:
         raise ValueError("windows do not match the instance")
     out = []
     for cl in classes:
-        lo = max(windows.lo[instance.position(i)] for i in cl.ids)
-        hi = min(windows.hi[instance.position(i)] for i in cl.ids)
-        if lo > hi:
-            raise ValueError(f"empty start window for class of {cl.ids[0]!r}")
+        lo = min(windows.lo[instance.position(i)] for i in cl.ids)
+        hi = max(windows.hi[instance.position(i)] for i in cl.ids)
         out.append((lo, hi))
     return out
 

@@ -120,7 +120,7 @@ def main(
         try:
             load_plugins()
         except Exception as exc:  # a broken plug-in must not hide the built-in commands
-            _die(f"loading plug-ins failed: {exc} (run with --no-plugins to skip them)")
+            typer.echo(f"warning: plug-ins: {exc} (--no-plugins skips them)", err=True)
 
 
 # --- solve ----------------------------------------------------------------------------------
@@ -198,10 +198,12 @@ def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: f
     mcsf = simulate(instance, make_policy("mc-sf"))
     model = formulate(instance, start_windows(instance, mcsf.tel)).relax()
     res = get_solver(solver).solve(model, time_limit=time_limit, threads=threads)
+    # Only a solved LP is a lower bound: an interrupted run's point lies above the LP optimum.
+    lp_value = res.objective if res.status is SolveStatus.OPTIMAL else None
     if json_output:
         _json_out({
             "status": res.status.value,
-            "objective": res.objective,
+            "objective": lp_value,
             "bound": res.bound,
             "gap": res.gap,
             "runtime_s": round(res.runtime_s, 4),
@@ -213,16 +215,16 @@ def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: f
         t.add_column("field", style="bold")
         t.add_column("value")
         t.add_row("status", res.status.value)
-        t.add_row("LP objective (lower bound on OPT)", _num(res.objective, 8))
-        if res.objective is not None:
-            t.add_row("rounded up (TEL is integral)", str(math.ceil(res.objective - 1e-6)))
+        t.add_row("LP objective (lower bound on OPT)", _num(lp_value, 8))
+        if lp_value is not None:
+            t.add_row("rounded up (TEL is integral)", str(math.ceil(lp_value - 1e-6)))
         t.add_row("MC-SF TEL (windows from it)", str(mcsf.tel))
         t.add_row("model", ", ".join(f"{k}={v}" for k, v in model.stats().items()))
         t.add_row("runtime", f"{res.runtime_s:.2f} s")
         if res.message:
             t.add_row("message", escape(res.message))
         console.print(t)
-    if res.status is not SolveStatus.OPTIMAL and res.objective is None:
+    if lp_value is None:
         raise typer.Exit(1)
 
 
@@ -456,7 +458,8 @@ def bench_list() -> None:
     for name in SUITES.names():
         s = SUITES.get(name)
         wl = ", ".join(f"{w.workload}×{len(w.seeds)}" for w in s.workloads)
-        t.add_row(name, str(s.n_tasks), wl, f"{s.ip_time_limit:g} s", escape(SUITES.doc(name) or s.description))
+        limit = "none" if s.ip_time_limit is None else f"{s.ip_time_limit:g} s"
+        t.add_row(name, str(s.n_tasks), wl, limit, escape(SUITES.doc(name) or s.description))
     console.print(t)
 
 

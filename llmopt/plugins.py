@@ -13,7 +13,7 @@ A package declares, in its ``pyproject.toml``::
 
 from __future__ import annotations
 
-from llmopt.registry import Registry
+from llmopt.registry import Registry, RegistryError
 
 __all__ = ["registries", "load_plugins"]
 
@@ -37,11 +37,19 @@ def load_plugins() -> dict[str, list[str]]:
     Raises
     ------
     llmopt.registry.RegistryError
-        If a plug-in reuses a name that is already registered.
+        If a plug-in reuses a name that is already registered (the other plug-ins are
+    still registered).
     """
     global _loaded
     if _loaded:
         return {}
-    added = {kind: reg.load_entry_points() for kind, reg in registries().items()}
-    _loaded = True
+    _loaded = True  # once only, even if a plug-in fails: a retry would only hit duplicates
+    added, errors = {}, []
+    for kind, reg in registries().items():
+        try:
+            added[kind] = reg.load_entry_points()
+        except Exception as exc:
+            errors.append(f"{kind}: {exc}")
+    if errors:
+        raise RegistryError("; ".join(errors))
     return added

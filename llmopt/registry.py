@@ -93,10 +93,15 @@ class Registry(Generic[T]):
 
     def load_entry_points(self) -> list[str]:
         """Register the third-party entries of :attr:`group`; returns the names added."""
-        added = []
+        added, clashes = [], []
         for ep in entry_points(group=self.group):
+            if ep.name in self._entries:
+                clashes.append(f"{ep.name!r} (from {ep.value})")
+                continue
             self.register(ep.name, ep.value, doc=f"plug-in from {ep.value}")
             added.append(ep.name)
+        if clashes:
+            raise RegistryError(f"{self.kind} plug-ins clash with registered names: {', '.join(clashes)}")
         return added
 
     def describe(self) -> dict[str, Any]:

@@ -8,7 +8,6 @@ because an optional package is missing.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -88,7 +87,7 @@ def finish(
     return SolveResult(status, objective, bound, gap, runtime, x=x, duals=duals, solver=solver, message=message)
 
 
-def check_warm_start(model: CanonicalModel, warm_start: np.ndarray | None) -> Mapping[str, object]:
+def check_warm_start(model: CanonicalModel, warm_start: np.ndarray | None) -> None:
+    """Raise ``ValueError`` unless ``warm_start`` is ``None`` or has one value per column."""
     if warm_start is not None and len(warm_start) != model.n_cols:
         raise ValueError(f"warm start has {len(warm_start)} values, model has {model.n_cols} columns")
-    return {}

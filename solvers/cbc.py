@@ -237,7 +237,9 @@ class CbcSolver:
         runtime: float,
         mip_gap: float,
     ) -> SolveResult:
-        line = first_line or pulp.LpStatus.get(prob.status, "Undefined")
+        # Without CBC's own first line we cannot tell "optimal" from "stopped on time" (PuLP maps
+        # both to Optimal), so nothing is claimed.
+        line = first_line or "undefined: CBC wrote no solution status"
         head = line.lower()
         no_solution = "no integer solution" in head or prob.sol_status not in (
             pulp.LpSolutionOptimal,
