@@ -15,7 +15,8 @@ from llmopt.instance import Instance
 from llmopt.model import CanonicalModel
 from llmopt.result import SolveStatus
 
-__all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound", "check_suite"]
+__all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
+           "check_formulation", "check_suite"]
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
@@ -128,6 +129,31 @@ def check_bound(name: str) -> list[str]:
             continue
         if res.value is not None and res.value > opt + 1e-6:
             problems.append(f"bound {name!r} on {label}: {res.value} exceeds OPT {opt}")
+    return problems
+
+
+def check_formulation(name: str) -> list[str]:
+    """Formulation ``name`` builds a :class:`CanonicalModel` for each reference instance
+    whose LP, solved with HiGHS, is finite. A primal formulation's LP must not exceed OPT;
+    a dual's (which minimises the negated dual objective) must not fall below −OPT."""
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.solvers import get_solver
+
+    problems = []
+    for label, (inst, opt) in reference_instances().items():
+        try:
+            model = FORMULATIONS.get(name)(inst)
+        except Exception as exc:
+            problems.append(f"formulation {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(model, CanonicalModel):
+            problems.append(f"formulation {name!r} returned {type(model).__name__}, not CanonicalModel")
+            continue
+        res = get_solver("highs").solve(model.relax(), time_limit=30)
+        if res.status is not SolveStatus.OPTIMAL or res.objective is None:
+            problems.append(f"formulation {name!r} on {label}: LP {res.status}")
+        elif abs(res.objective) > opt + 1e-6:
+            problems.append(f"formulation {name!r} on {label}: |LP value| {res.objective} exceeds OPT {opt}")
     return problems
 
 

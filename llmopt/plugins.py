@@ -1,7 +1,7 @@
 """Explicit loading of third-party plug-ins.
 
 Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
-``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``). Nothing is loaded on import;
+``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``). Nothing is loaded on import;
 the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
 harness's worker processes call it too, so plug-in names resolve there as well.
 
@@ -23,12 +23,14 @@ _loaded = False
 def registries() -> dict[str, Registry]:
     """Every registry of the package, by kind."""
     from llmopt.bounds import BOUNDS
+    from llmopt.formulations import FORMULATIONS
     from llmopt.policies import POLICIES
     from llmopt.solvers import SOLVERS
     from llmopt.suites import SUITES
     from llmopt.workloads import WORKLOADS
 
-    return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES}
+    return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES,
+            "formulation": FORMULATIONS}
 
 
 def load_plugins() -> dict[str, list[str]]:

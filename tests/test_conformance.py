@@ -32,6 +32,11 @@ def test_bound_conforms(name):
     assert conformance.check_bound(name) == []
 
 
+@pytest.mark.parametrize("name", REG["formulation"].names())
+def test_formulation_conforms(name):
+    assert conformance.check_formulation(name) == []
+
+
 @pytest.mark.parametrize("name", REG["suite"].names())
 def test_suite_conforms(name):
     assert conformance.check_suite(name) == []
