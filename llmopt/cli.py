@@ -85,15 +85,11 @@ def _num(value: Any, digits: int = 4) -> str:
 
 def _check_solver(name: str) -> None:
     """Exit 2 for an unknown solver name, 3 for a known but unusable one."""
-    import llmopt.solvers as solvers_mod
+    from llmopt.solvers import SOLVERS, solver_status
 
-    registry = getattr(solvers_mod, "SOLVERS", None)
-    if registry is not None and name not in registry:
-        _die(f"unknown solver {name!r}; known: {', '.join(registry.names())}")
-    try:
-        ok, why = solvers_mod.solver_status(name)
-    except KeyError as exc:  # RegistryError: unknown name
-        _die(str(exc.args[0]) if exc.args else f"unknown solver {name!r}")
+    if name not in SOLVERS:
+        _die(f"unknown solver {name!r}; known: {', '.join(SOLVERS.names())}")
+    ok, why = solver_status(name)
     if not ok:
         _die(f"solver {name!r} is unavailable: {why}", 3)
 
@@ -349,17 +345,15 @@ def policies() -> None:
 @app.command()
 def solvers() -> None:
     """List the registered solvers and whether each is usable here."""
-    import llmopt.solvers as solvers_mod
+    from llmopt.solvers import SOLVERS, solver_status
 
-    registry = getattr(solvers_mod, "SOLVERS", None)
-    names = registry.names() if registry is not None else ["highs", "cbc", "gurobi"]
     t = Table(title="Solvers")
     t.add_column("name", style="bold")
     t.add_column("available")
     t.add_column("note")
-    for name in names:
+    for name in SOLVERS.names():
         try:
-            ok, why = solvers_mod.solver_status(name)
+            ok, why = solver_status(name)
         except Exception as exc:  # listing must never crash on one broken plug-in
             ok, why = False, f"{type(exc).__name__}: {exc}"
         t.add_row(name, "[green]yes[/green]" if ok else "[red]no[/red]", escape(why or ""))
