@@ -181,6 +181,7 @@ def _fill_record(rec: dict[str, Any], suite: Suite, spec: WorkloadSpec, seed: in
     rec.update(instance=instance.name or f"{spec.workload}/seed={seed}", n=instance.n, M=instance.M)
 
     warnings: list[str] = rec["warnings"]
+    simulated = {}
     for p in suite.policies:
         try:
             sched = simulate(instance, make_policy(p))
@@ -188,6 +189,7 @@ def _fill_record(rec: dict[str, Any], suite: Suite, spec: WorkloadSpec, seed: in
             rec[f"tel_{p}"], rec[f"verified_{p}"] = None, False
             warnings.append(f"policy {p}: {type(exc).__name__}: {exc}")
             continue
+        simulated[p] = sched
         report = check_schedule(instance, sched.starts)
         verified = bool(report.ok) and report.tel == sched.tel
         rec[f"tel_{p}"] = sched.tel
@@ -204,6 +206,7 @@ def _fill_record(rec: dict[str, Any], suite: Suite, spec: WorkloadSpec, seed: in
         threads=1,
         seed=seed,
         search_evals=suite.search_evals,
+        schedules=simulated,
     )
     stats = dict(h.model_stats)
     rec.update(
