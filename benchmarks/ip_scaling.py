@@ -9,9 +9,11 @@ stops after the first ``n`` that is not proven optimal (``--stop-after-fail``).
 Results are appended to ``OUT/ip_scaling.jsonl`` as they finish (re-running skips
 finished points) and summarised in ``OUT/ip_scaling.md``.
 
-Example (the run reported in results/ip_scaling/ip_scaling.md)::
+The runs reported in results/ip_scaling/README.md (two at a time, one per core)::
 
-    python benchmarks/ip_scaling.py --M 40 --n 6 8 10 12 14 16 20 24 --time-limit 600
+    python benchmarks/ip_scaling.py --M 40 --n 6 8 10 12 14 16 20 --time-limit 600 --out results/ip_scaling/M40
+    python benchmarks/ip_scaling.py --M 30 50 --n 8 12 16 --time-limit 600 --out results/ip_scaling/M30_M50
+    python benchmarks/ip_scaling.py --M 40 --n 24 28 --time-limit 600 --out results/ip_scaling/M40_large
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ from llmopt.solvers import get_solver
 
 __all__ = ["HindsightResult", "solve_hindsight", "upper_bound_schedules", "PRESOLVE_NNZ_LIMIT"]
 
-#: Above this many nonzeros the HiGHS MIP presolve is switched off. Measured on
-#: Arrival-Model-1 instances (benchmarks/ip_scaling.py): at n = 58 (962k nonzeros) presolve
-#: took 21.7 s, reduced nothing and ignored a 10 s time limit; at n = 10–12 (≤ 50k
-#: nonzeros) it halved the solve time (20 s vs 39–49 s).
+#: Above this many nonzeros the HiGHS MIP presolve is switched off. Measured once by hand on
+#: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
+#: reduced nothing and overran a 10 s time limit; at n = 10–12 (≤ 50k nonzeros) it halved
+#: the solve time (20 s with presolve vs 39–49 s without).
 PRESOLVE_NNZ_LIMIT = 200_000
 
 
