@@ -12,34 +12,23 @@ load_plugins()  # installed plug-ins are checked too
 REG = registries()
 
 
-@pytest.mark.parametrize("name", REG["policy"].names())
-def test_policy_conforms(name):
-    assert conformance.check_policy(name) == []
+CHECKS = {
+    "policy": conformance.check_policy,
+    "workload": conformance.check_workload,
+    "solver": conformance.check_solver,
+    "bound": conformance.check_bound,
+    "formulation": conformance.check_formulation,
+    "suite": conformance.check_suite,
+}
 
 
-@pytest.mark.parametrize("name", REG["workload"].names())
-def test_workload_conforms(name):
-    assert conformance.check_workload(name) == []
+def test_every_registry_has_a_check():
+    assert set(CHECKS) == set(REG)
 
 
-@pytest.mark.parametrize("name", REG["solver"].names())
-def test_solver_conforms(name):
-    assert conformance.check_solver(name) == []
-
-
-@pytest.mark.parametrize("name", REG["bound"].names())
-def test_bound_conforms(name):
-    assert conformance.check_bound(name) == []
-
-
-@pytest.mark.parametrize("name", REG["formulation"].names())
-def test_formulation_conforms(name):
-    assert conformance.check_formulation(name) == []
-
-
-@pytest.mark.parametrize("name", REG["suite"].names())
-def test_suite_conforms(name):
-    assert conformance.check_suite(name) == []
+@pytest.mark.parametrize(("kind", "name"), [(k, n) for k in CHECKS for n in REG[k].names()])
+def test_registered_item_conforms(kind, name):
+    assert CHECKS[kind](name) == []
 
 
 class _Greedy:
