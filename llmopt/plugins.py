@@ -1,8 +1,8 @@
 """Explicit loading of third-party plug-ins.
 
 Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
-``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``). Nothing is loaded on import;
-the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
+``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``).
+Nothing is loaded on import; the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
 harness's worker processes call it too, so plug-in names resolve there as well.
 
 A package declares, in its ``pyproject.toml``::
@@ -40,7 +40,7 @@ def load_plugins() -> dict[str, list[str]]:
     ------
     llmopt.registry.RegistryError
         If a plug-in reuses a name that is already registered (the other plug-ins are
-    still registered).
+        still registered).
     """
     global _loaded
     if _loaded:

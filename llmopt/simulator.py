@@ -117,7 +117,6 @@ def simulate(
     """
     reqs = sorted(instance.requests, key=lambda r: (r.arrival, instance.position(r.id)))
     by_id = {r.id: r for r in instance.requests}
-    position = {r.id: i for i, r in enumerate(instance.requests)}
     if max_steps is None:
         max_steps = (reqs[-1].arrival if reqs else 0) + 10 * instance.total_output + 1000
     if hasattr(policy, "reset"):
@@ -154,7 +153,7 @@ def simulate(
                 for i, p in running.items()
             ),
             waiting=tuple(
-                WaitingRequest(r.id, r.arrival, r.prompt, r.output if show else None, position[r.id])
+                WaitingRequest(r.id, r.arrival, r.prompt, r.output if show else None, instance.position(r.id))
                 for r in waiting.values()
             ),
         )
