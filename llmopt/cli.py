@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import json
 import math
-import shlex
-import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 import llmopt
-from llmopt.instance import Instance, InstanceError, load_instance
+from llmopt.cli_bench import bench_app
+from llmopt.cli_common import InstanceFile, JsonFlag, console, die, json_out, load_or_die, num
+from llmopt.instance import Instance
 from llmopt.registry import RegistryError
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
@@ -43,44 +42,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-bench_app = typer.Typer(help="Benchmark suites: run (parallel, resumable), list, report.",
-                        no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
-
-console = Console(highlight=False)
-
-
-InstanceFile = Annotated[Path, typer.Argument(help="Instance JSON file.", show_default=False)]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
-OutDir = Annotated[Path | None, typer.Option("--out", help="Results folder (default results/SUITE).")]
 
 
 class ScheduleFileError(ValueError):
     """Invalid schedule file; the message names the file and the field."""
-
-
-def _die(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _load(path: Path) -> Instance:
-    try:
-        return load_instance(path)
-    except InstanceError as exc:
-        _die(str(exc))
-
-
-def _json_out(data: dict[str, Any]) -> None:
-    typer.echo(json.dumps(data, indent=1, allow_nan=False))
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
-    return str(value)
 
 
 def _check_solver(name: str) -> None:
@@ -88,10 +54,10 @@ def _check_solver(name: str) -> None:
     from llmopt.solvers import SOLVERS, solver_status
 
     if name not in SOLVERS:
-        _die(f"unknown solver {name!r}; known: {', '.join(SOLVERS.names())}")
+        die(f"unknown solver {name!r}; known: {', '.join(SOLVERS.names())}")
     ok, why = solver_status(name)
     if not ok:
-        _die(f"solver {name!r} is unavailable: {why}", 3)
+        die(f"solver {name!r} is unavailable: {why}", 3)
 
 
 def _version(value: bool) -> None:
@@ -137,7 +103,7 @@ def solve(
     ] = None,
 ) -> None:
     """Hindsight-optimal TEL of an instance (IP with heuristics, windows and warm start), or its LP bound."""
-    instance = _load(file)
+    instance = load_or_die(file)
     _check_solver(solver)
     if relax:
         _solve_relaxation(instance, file, solver, time_limit, threads, json_output)
@@ -152,7 +118,7 @@ def solve(
     if write_schedule is not None:
         write_schedule.write_text(json.dumps({"tel": h.incumbent, "starts": starts}, indent=1) + "\n")
     if json_output:
-        _json_out({
+        json_out({
             "status": h.status.value,
             "objective": h.incumbent,
             "opt": h.opt,
@@ -172,7 +138,7 @@ def solve(
     t.add_row("status", h.status.value)
     t.add_row("TEL (best schedule)", f"{h.incumbent}  (from {h.incumbent_source})")
     t.add_row("OPT", "proven" if h.opt is not None else "not proven")
-    t.add_row("lower bound", f"{_num(h.bound)}  ({h.bound_certificate})")
+    t.add_row("lower bound", f"{num(h.bound)}  ({h.bound_certificate})")
     t.add_row("gap", "—" if h.gap is None else f"{100 * h.gap:.2f} %")
     t.add_row("heuristics", ", ".join(f"{k}: {v}" for k, v in dict(h.heuristics).items()))
     stats = dict(h.model_stats)
@@ -197,7 +163,7 @@ def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: f
     # Only a solved LP is a lower bound: an interrupted run's point lies above the LP optimum.
     lp_value = res.objective if res.status is SolveStatus.OPTIMAL else None
     if json_output:
-        _json_out({
+        json_out({
             "status": res.status.value,
             "objective": lp_value,
             "bound": res.bound,
@@ -211,7 +177,7 @@ def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: f
         t.add_column("field", style="bold")
         t.add_column("value")
         t.add_row("status", res.status.value)
-        t.add_row("LP objective (lower bound on OPT)", _num(lp_value, 8))
+        t.add_row("LP objective (lower bound on OPT)", num(lp_value, 8))
         if lp_value is not None:
             t.add_row("rounded up (TEL is integral)", str(math.ceil(lp_value - 1e-6)))
         t.add_row("MC-SF TEL (windows from it)", str(mcsf.tel))
@@ -238,17 +204,17 @@ def simulate_cmd(
     from llmopt.policies import make_policy
     from llmopt.simulator import SimulationError, simulate
 
-    instance = _load(file)
+    instance = load_or_die(file)
     try:
         pol = make_policy(policy)
     except RegistryError as exc:
-        _die(str(exc))
+        die(str(exc))
     try:
         sched = simulate(instance, pol)
     except (SimulationError, ValueError) as exc:
-        _die(f"{file}: policy {policy!r} failed: {exc}", 1)
+        die(f"{file}: policy {policy!r} failed: {exc}", 1)
     if json_output:
-        _json_out(sched.to_dict())
+        json_out(sched.to_dict())
         return
     report = check_schedule(instance, sched.starts)
     t = Table(title=f"{escape(policy)} on {escape(str(file))}")
@@ -311,11 +277,11 @@ def check(
     """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not)."""
     from llmopt.checker import check_schedule
 
-    instance = _load(file)
+    instance = load_or_die(file)
     try:
         starts = load_schedule(schedule)
     except ScheduleFileError as exc:
-        _die(str(exc))
+        die(str(exc))
     report = check_schedule(instance, starts)
     if report.ok:
         typer.echo(f"OK TEL={report.tel}")
@@ -358,139 +324,6 @@ def solvers() -> None:
             ok, why = False, f"{type(exc).__name__}: {exc}"
         t.add_row(name, "[green]yes[/green]" if ok else "[red]no[/red]", escape(why or ""))
     console.print(t)
-
-
-# --- bench ------------------------------------------------------------------------------------------
-
-
-def _get_suite(name: str):
-    from llmopt.suites import get_suite
-
-    try:
-        return get_suite(name)
-    except RegistryError as exc:
-        _die(str(exc))
-
-
-_SUMMARY_ROWS = (
-    ("trials", "trials", "paper_trials"),
-    ("errors", "errors", None),
-    ("OPT proven", "proven_optimal", None),
-    ("TEL/OPT mean (proven)", "ratio_vs_opt_mean", "paper_mean"),
-    ("TEL/OPT max (proven)", "ratio_vs_opt_max", "paper_max"),
-    ("TEL/OPT min (proven)", "ratio_vs_opt_min", "paper_min"),
-    ("= OPT (proven)", "mcsf_exact", "paper_exact"),
-    ("TEL/found mean (<= ratio)", "ratio_vs_incumbent_mean", None),
-    ("TEL/found max", "ratio_vs_incumbent_max", None),
-    ("TEL/bound mean (>= ratio)", "ratio_vs_bound_mean", None),
-    ("TEL/bound max", "ratio_vs_bound_max", None),
-    ("mean gap", "gap_mean", None),
-    ("> best found", "mcsf_worse_than_found", None),
-)
-
-
-def _summary_table(df, title: str) -> Table:
-    """Per-workload summary, one column per workload, ``ours (paper)`` in each cell."""
-    from llmopt.report import format_value
-
-    t = Table(title=title, caption="(paper's number in brackets)")
-    t.add_column("", no_wrap=True)
-    rows = [row for _, row in df.iterrows()]
-    for row in rows:
-        t.add_column(str(row["workload"]), justify="right", no_wrap=True)
-    for label, ours, paper in _SUMMARY_ROWS:
-        cells = []
-        for row in rows:
-            text = format_value(row[ours], ours)
-            if paper is not None and row[paper] is not None:
-                text += f" ({format_value(row[paper], paper)})"
-            cells.append(text)
-        t.add_row(label, *cells)
-    return t
-
-
-@bench_app.command("run")
-def bench_run(
-    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name (see `llmopt bench list`).")],
-    out: OutDir = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Processes (default: all CPUs).")] = None,
-    time_limit: Annotated[float | None, typer.Option(help="Override the suite's IP time limit (s).")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
-    retry_errors: Annotated[bool, typer.Option(help="Rerun tasks recorded with an error.")] = False,
-) -> None:
-    """Run a suite: parallel, resumable; results go to OUT/trials.jsonl, then the report is rebuilt."""
-    from llmopt.harness import HarnessError, run_suite
-    from llmopt.report import write_report
-
-    suite = _get_suite(suite_name).with_time_limit(time_limit)
-    out_dir = out or Path("results") / suite.name
-    try:
-        trials = run_suite(
-            suite, out_dir, workers=workers, progress=progress, retry_errors=retry_errors,
-            command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
-        )
-    except HarnessError as exc:
-        _die(str(exc))
-    except KeyboardInterrupt:
-        saved = out_dir / "trials.jsonl"
-        typer.echo(f"interrupted; finished tasks are saved in {saved}; run again to resume", err=True)
-        raise typer.Exit(130) from None
-    df = write_report(out_dir, suite)
-    console.print(_summary_table(df, f"Suite {suite.name}"))
-    console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
-                  f"{out_dir / 'ratio_hist.png'}", markup=False)
-
-
-@bench_app.command("list")
-def bench_list() -> None:
-    """List the registered suites."""
-    from llmopt.suites import SUITES
-
-    t = Table(title="Suites")
-    for c in ("name", "tasks", "workloads", "IP limit", "description"):
-        t.add_column(c, justify="right" if c in ("tasks", "IP limit") else "left")
-    for name in SUITES.names():
-        s = SUITES.get(name)
-        wl = ", ".join(f"{w.workload}×{len(w.seeds)}" for w in s.workloads)
-        limit = "none" if s.ip_time_limit is None else f"{s.ip_time_limit:g} s"
-        t.add_row(name, str(s.n_tasks), wl, limit, escape(SUITES.doc(name) or s.description))
-    console.print(t)
-
-
-@bench_app.command("report")
-def bench_report(
-    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name.")],
-    out: OutDir = None,
-) -> None:
-    """Rebuild summary.csv, summary.md and ratio_hist.png from OUT/trials.jsonl."""
-    from llmopt.harness import TRIALS_FILE, read_trials
-    from llmopt.report import write_report
-
-    suite = _get_suite(suite_name)
-    out_dir = out or Path("results") / suite.name
-    if not (out_dir / TRIALS_FILE).exists():
-        _die(f"{out_dir / TRIALS_FILE}: no results yet (run `llmopt bench run {suite.name}` first)")
-    _, problems = read_trials(out_dir / TRIALS_FILE)
-    for msg in problems:
-        typer.echo(f"warning: {msg}", err=True)
-    stored = _stored_suite(out_dir)
-    if stored is not None and stored.name == suite.name:
-        suite = stored  # the settings the results were produced with (e.g. a --time-limit override)
-    df = write_report(out_dir, suite)
-    console.print(_summary_table(df, f"Suite {suite.name}"))
-    console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
-                  f"{out_dir / 'ratio_hist.png'}", markup=False)
-
-
-def _stored_suite(out_dir: Path):
-    from llmopt.harness import SUITE_FILE
-    from llmopt.suites import Suite
-
-    try:
-        data = json.loads((out_dir / SUITE_FILE).read_text())
-        return Suite.from_dict(data["suite"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,50 @@
+"""Pieces shared by the command-line modules (:mod:`llmopt.cli`, :mod:`llmopt.cli_bench`).
+
+Every user-supplied string printed through rich goes through :func:`rich.markup.escape`;
+every error is one line on standard error with an exit code (see :mod:`llmopt.cli`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from llmopt.instance import Instance, InstanceError, load_instance
+
+__all__ = ["console", "die", "load_or_die", "json_out", "num", "InstanceFile", "JsonFlag"]
+
+console = Console(highlight=False)
+
+InstanceFile = Annotated[Path, typer.Argument(help="Instance JSON file.", show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def die(message: str, code: int = 2) -> NoReturn:
+    """Print ``error: message`` on standard error and exit with ``code`` (2: bad input)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load_or_die(path: Path) -> Instance:
+    """Load an instance file, or exit 2 with the loader's message (file, request, field)."""
+    try:
+        return load_instance(path)
+    except InstanceError as exc:
+        die(str(exc))
+
+
+def json_out(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, indent=1, allow_nan=False))
+
+
+def num(value: Any, digits: int = 4) -> str:
+    """A number for a table cell; ``—`` for a missing value."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
+    return str(value)
