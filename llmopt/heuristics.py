@@ -12,27 +12,35 @@ checker before using its TEL.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 
 from llmopt.instance import Instance
-from llmopt.policies import greedy_prefix
+from llmopt.policies import LookaheadPrefixPolicy
 from llmopt.schedule import Schedule
-from llmopt.simulator import Decision, StepView, simulate
+from llmopt.simulator import RequestView, simulate
 
 __all__ = ["PriorityList", "local_search"]
 
 
-@dataclass
-class PriorityList:
-    """Policy admitting waiting requests in a fixed priority order (prefix rule)."""
+class PriorityList(LookaheadPrefixPolicy):
+    """Policy admitting waiting requests in a fixed priority order (prefix rule).
 
-    rank: dict[str, int]
-    name: str = "priority-list"
+    Parameters
+    ----------
+    rank : mapping of str to int
+        Request id → rank; smaller ranks are admitted first.
+    name : str
+    """
 
-    def decide(self, view: StepView) -> Decision:
-        return greedy_prefix(view, sorted(view.waiting, key=lambda w: self.rank[w.id]))
+    def __init__(self, rank: Mapping[str, int], name: str = "priority-list") -> None:
+        super().__init__()
+        self.rank = rank
+        self.name = name
+
+    def key(self, request: RequestView) -> int:
+        return self.rank[request.id]
 
 
 def local_search(
@@ -76,4 +84,6 @@ def local_search(
         completions=best.completions,
         tel=best.tel,
         memory=best.memory,
+        evictions=best.evictions,
+        recomputed_tokens=best.recomputed_tokens,
     )

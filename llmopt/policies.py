@@ -1,49 +1,165 @@
-"""Online scheduling policies and their registry.
+"""Online scheduling policies, the policy protocol, and the policy registry.
 
-A policy is any object with a ``name`` and ``decide(view: StepView) -> Decision``;
-it may define ``reset(M)``, called before each run. The simulator shows it only
-arrived requests.
+The policy protocol (event-driven)
+----------------------------------
+The simulator (:mod:`llmopt.simulator`) calls a policy only when something can change,
+so a policy keeps its own waiting queue and running set, updated by hooks::
+
+    class Policy(Protocol):
+        name: str
+        def reset(self, M: int) -> None: ...                            # before each run
+        def on_arrival(self, t: int, request: RequestView) -> None: ...  # request arrives at t
+        def on_complete(self, t: int, request: RequestView) -> None: ... # its last token is out
+        def decide(self, t: int) -> Decision: ...                        # start / evict / wake_at
+
+``decide(t)`` is called at every step where a request arrived or completed, and at the
+step the policy last asked for with ``Decision(wake_at=...)``; never when nothing waits
+and nothing runs. It returns which waiting requests to start now, which running ones to
+evict (they lose their tokens and return to waiting; the policy re-queues them itself),
+and optionally ``wake_at``, a later step at which to be asked again even if no event
+happens (e.g. when a blocked request will fit because its own memory shrinks as it
+starts later; :meth:`llmopt.lookahead.LookaheadProfile.next_fit` computes that step).
+Started requests run until they complete or the policy evicts them; the policy knows
+their starts, so a running request has produced ``t − start`` tokens. Requests are
+:class:`~llmopt.simulator.RequestView` objects: ``id``, ``arrival``, ``prompt``,
+``position`` (order in the instance, the last tie-breaker) and ``output``, which raises
+:class:`~llmopt.simulator.HiddenOutputError` under ``Visibility.HIDDEN`` until the request
+completes. ``reset`` and ``on_complete`` are optional. A policy must be deterministic
+(DESIGN §4 inv. 3) and must not do work proportional to the queue at every event.
+
+Most look-ahead policies are "admit waiting requests in a priority order while the
+look-ahead check (5) holds, stop at the first misfit" (J Algorithm 1's rule (6)). Such a
+policy is a key function on :class:`LookaheadPrefixPolicy`, which keeps the queue in a
+heap and the running set in a shared :class:`~llmopt.lookahead.LookaheadProfile`::
+
+    from llmopt.policies import LookaheadPrefixPolicy
+
+    class LargestPromptFirst(LookaheadPrefixPolicy):
+        # Admit the largest prompts first, while the look-ahead check holds.
+        name = "largest-prompt-first"
+
+        def key(self, request):
+            return (-request.prompt, request.arrival)  # smaller = earlier; ties by position
+
+Step policies (simple, slow)
+----------------------------
+An object with ``name`` and ``decide(view: StepView) -> Decision`` and no ``on_arrival``
+is a *step policy*: it is shown every waiting and running request at every step with
+work, as before the event engine (``O(queue)`` per step, fine for small experiments).
+:func:`greedy_prefix` implements the prefix rule for them.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from llmopt.lookahead import fits
+from llmopt.lookahead import LookaheadProfile
 from llmopt.registry import Registry
-from llmopt.simulator import Decision, StepView, WaitingRequest
+from llmopt.simulator import Decision, RequestView, StepView
 
-__all__ = ["Policy", "MCSF", "FCFSLookahead", "POLICIES", "make_policy", "greedy_prefix"]
+__all__ = [
+    "Policy",
+    "StepPolicy",
+    "LookaheadPrefixPolicy",
+    "MCSF",
+    "FCFSLookahead",
+    "POLICIES",
+    "make_policy",
+    "greedy_prefix",
+]
 
 
 @runtime_checkable
 class Policy(Protocol):
+    """The event-driven policy protocol (see the module docstring)."""
+
+    name: str
+
+    def on_arrival(self, t: int, request: RequestView) -> None: ...
+
+    def decide(self, t: int) -> Decision: ...
+
+
+@runtime_checkable
+class StepPolicy(Protocol):
+    """A step policy: shown the whole state at every step with work."""
+
     name: str
 
     def decide(self, view: StepView) -> Decision: ...
 
 
-def greedy_prefix(view: StepView, order: Iterable[WaitingRequest]) -> Decision:
-    """Admit waiting requests in ``order`` while the look-ahead check (5) holds;
-    stop at the first request that does not fit (J Algorithm 1, rule (6))."""
-    items = [(r.start, r.prompt, _known(r.output, r.id)) for r in view.running]
-    chosen = []
-    for w in order:
-        items.append((view.t, w.prompt, _known(w.output, w.id)))
-        if not fits(items, view.t, view.M):
-            break
-        chosen.append(w.id)
-    return Decision(start=tuple(chosen))
+class LookaheadPrefixPolicy:
+    """Admit waiting requests in :meth:`key` order while check (5) holds; stop at the first misfit.
+
+    Waiting requests sit in a heap ordered by ``(key(request), request.position)``; the
+    running ones in a :class:`~llmopt.lookahead.LookaheadProfile`. At each call of
+    :meth:`decide` the head of the heap is started while it fits; when it does not, the
+    policy asks to be woken at the first step it will fit if nothing else changes
+    (:meth:`~llmopt.lookahead.LookaheadProfile.next_fit`), so its schedule is exactly that
+    of re-running the prefix rule at every step. Cost per event: ``O(log n)`` for the
+    heap plus ``O(m)`` for the profile (``m`` running requests).
+
+    Subclasses define :meth:`key` (smaller first; the instance position breaks ties) and
+    may override :meth:`output_estimate`, the output length the check uses for a request
+    (its true ``output`` here; a prediction in prediction-based policies).
+    """
+
+    name = "lookahead-prefix"
+
+    def __init__(self) -> None:
+        self.reset(0)
+
+    def key(self, request: RequestView) -> Any:
+        """Priority of a waiting request; smaller is admitted first."""
+        raise NotImplementedError
+
+    def output_estimate(self, request: RequestView) -> int:
+        """Output length the look-ahead check assumes for ``request``."""
+        return request.output
+
+    # --- hooks --------------------------------------------------------------------------
+
+    def reset(self, M: int) -> None:
+        self.M = M
+        self.queue: list[tuple[Any, int, RequestView]] = []
+        self.profile = LookaheadProfile(M)
+        self.running: dict[str, tuple[RequestView, int]] = {}  # id -> (request, start)
+
+    def on_arrival(self, t: int, request: RequestView) -> None:
+        heapq.heappush(self.queue, (self.key(request), request.position, request))
+
+    def on_complete(self, t: int, request: RequestView) -> None:
+        self.profile.remove(request.id)
+        self.running.pop(request.id, None)
+
+    def decide(self, t: int) -> Decision:
+        queue, profile = self.queue, self.profile
+        started: list[str] = []
+        while queue:
+            request = queue[0][2]
+            o = self.output_estimate(request)
+            if not profile.fits(t, request.prompt, o):
+                return Decision(start=tuple(started), wake_at=profile.next_fit(t, request.prompt, o))
+            heapq.heappop(queue)
+            profile.add(request.id, t, request.prompt, o)
+            self.running[request.id] = (request, t)
+            started.append(request.id)
+        return Decision(start=tuple(started))
+
+    # --- for subclasses that evict ------------------------------------------------------
+
+    def requeue(self, request_id: str) -> None:
+        """Take a running request out of the profile and back into the queue (call it for
+        every id a :class:`Decision` evicts)."""
+        request, _ = self.running.pop(request_id)
+        self.profile.remove(request_id)
+        heapq.heappush(self.queue, (self.key(request), request.position, request))
 
 
-def _known(o: int | None, rid: str) -> int:
-    if o is None:
-        raise ValueError(f"request {rid!r}: this policy needs output lengths, which are hidden")
-    return o
-
-
-class MCSF:
+class MCSF(LookaheadPrefixPolicy):
     """Memory-Constrained Shortest First (J §4, Algorithm 1).
 
     Running requests always continue; waiting requests are taken in ascending ``o_i``
@@ -53,12 +169,11 @@ class MCSF:
 
     name = "mc-sf"
 
-    def decide(self, view: StepView) -> Decision:
-        order = sorted(view.waiting, key=lambda w: (_known(w.output, w.id), w.arrival, w.position))
-        return greedy_prefix(view, order)
+    def key(self, request: RequestView) -> tuple[int, int]:
+        return (request.output, request.arrival)
 
 
-class FCFSLookahead:
+class FCFSLookahead(LookaheadPrefixPolicy):
     """FCFS with the MC-SF look-ahead check (J App. C Algorithm 2, "MC-Benchmark").
 
     Waiting requests are taken by arrival (ties by position in the instance) while check (5) holds;
@@ -67,16 +182,30 @@ class FCFSLookahead:
 
     name = "fcfs"
 
-    def decide(self, view: StepView) -> Decision:
-        order = sorted(view.waiting, key=lambda w: (w.arrival, w.position))
-        return greedy_prefix(view, order)
+    def key(self, request: RequestView) -> tuple[int]:
+        return (request.arrival,)
 
 
-POLICIES: Registry[Callable[..., Policy]] = Registry("policy", "llmopt.policies")
+def greedy_prefix(view: StepView, order: Iterable[RequestView]) -> Decision:
+    """For step policies: admit waiting requests in ``order`` while the look-ahead check (5)
+    holds; stop at the first request that does not fit (J Algorithm 1, rule (6))."""
+    profile = LookaheadProfile(view.M)
+    for r in view.running:
+        profile.add(r.id, r.start, r.prompt, r.output)
+    chosen = []
+    for w in order:
+        if not profile.fits(view.t, w.prompt, w.output):
+            break
+        profile.add(w.id, view.t, w.prompt, w.output)
+        chosen.append(w.id)
+    return Decision(start=tuple(chosen))
+
+
+POLICIES: Registry[Callable[..., Policy | StepPolicy]] = Registry("policy", "llmopt.policies")
 POLICIES.register("mc-sf", "llmopt.policies:MCSF", "Memory-Constrained Shortest First (J Alg. 1)")
 POLICIES.register("fcfs", "llmopt.policies:FCFSLookahead", "FCFS with look-ahead check, MC-Benchmark (J Alg. 2)")
 
 
-def make_policy(name: str, **params) -> Policy:
+def make_policy(name: str, **params: Any) -> Policy | StepPolicy:
     """Instantiate the registered policy ``name``."""
     return POLICIES.get(name)(**params)

@@ -1,28 +1,62 @@
 """Discrete-time simulator of one worker (DESIGN §1): a small event loop.
 
-Each step ``t`` the simulator shows the policy a :class:`StepView` of the arrived
-requests only, applies its :class:`Decision` (evictions, then starts), checks that the
-KV usage at time ``t+1`` stays within ``M``, then advances time. Completions happen when
-a request has produced its ``o_i``-th token. The simulator keeps the true output
-lengths; a policy sees them only when its information model allows
-(:class:`Visibility`).
+The engine holds the truth (every output length) and a clock ``t`` that counts batches
+(iterations). It jumps from event to event — an arrival, a completion, or a step the
+policy asked to be woken at — and at each event time ``t``, in this order:
+
+1. requests whose last token was produced in the batch of step ``t − 1`` complete
+   (``policy.on_complete(t, request)``; with hidden lengths the policy learns ``o_i`` now);
+2. requests with ``a_i = t`` arrive (``policy.on_arrival(t, request)``, in instance order);
+3. unless nothing is waiting or running, the engine asks ``policy.decide(t)`` for a
+   :class:`Decision`: requests to evict (they lose their tokens and return to waiting),
+   requests to start, and optionally the next step ``wake_at`` at which the policy wants
+   to be asked again even if nothing happens;
+4. it checks the memory of the running set up to the next event and jumps there.
+
+Nothing in the loop scans the waiting queue: the policy keeps its own structures,
+updated by the hooks (see :mod:`llmopt.policies` for the protocol and a base class). The
+memory check of step 4 is ``O(1)``: the next event is no later than the next completion,
+so every running request stays active until then and the usage
+``Σ_j (s_j − p_j) + τ · #running`` is linear on ``(t, t_next]`` — its maximum is at
+``t_next``. Time origins cost nothing: the loop, the check and the recorded memory trace
+(:class:`llmopt.schedule.MemoryTrace`) never allocate anything proportional to the time
+span, so arrivals may be Unix timestamps and outputs millions of tokens long.
+
+*Step policies* — any object with ``name`` and ``decide(view: StepView) -> Decision`` and
+no ``on_arrival`` hook — still work: :class:`StepPolicyAdapter` shows them a fresh
+:class:`StepView` of every waiting and running request at every step with work, exactly
+as the pre-event simulator did (so they cost ``O(queue)`` per step).
+
+Information model (:class:`Visibility`). A policy sees a request only from its arrival,
+as a :class:`RequestView`. With ``Visibility.HIDDEN`` reading ``request.output`` raises
+:class:`HiddenOutputError` until the request completes; the number of tokens a running
+request has produced is ``t − start`` (the policy knows the starts it chose).
+
+A continuous-time engine (batches of variable wall-clock duration) can drive the same
+policies: ``t`` counts iterations, and the token accounting per iteration is the same.
 """
 
 from __future__ import annotations
 
 import enum
+import heapq
 from dataclasses import dataclass
+from typing import Any
 
-from llmopt.instance import Instance, Request
-from llmopt.schedule import Eviction, Schedule
+from llmopt.instance import Instance
+from llmopt.schedule import Eviction, MemoryTrace, Schedule
 
 __all__ = [
     "Visibility",
+    "RequestView",
     "WaitingRequest",
     "RunningRequest",
     "StepView",
     "Decision",
     "SimulationError",
+    "HiddenOutputError",
+    "StepPolicyAdapter",
+    "is_event_policy",
     "simulate",
 ]
 
@@ -33,162 +67,335 @@ class Visibility(enum.Enum):
     FULL = "full"
     """``o_i`` of arrived requests is visible (the J §5.1 setting)."""
     HIDDEN = "hidden"
-    """``o_i`` is never shown (prediction-based policies read their own predictions)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingRequest:
-    """An arrived request that is not running. ``output`` is ``None`` when hidden.
-
-    ``position`` is the request's index in the instance (its order in the input file),
-    the deterministic tie-breaker policies use after their own key.
-    """
-
-    id: str
-    arrival: int
-    prompt: int
-    output: int | None
-    position: int
-
-
-@dataclass(frozen=True, slots=True)
-class RunningRequest:
-    """A running request that started at ``start`` and has produced ``generated`` tokens."""
-
-    id: str
-    arrival: int
-    prompt: int
-    start: int
-    generated: int
-    output: int | None
-
-    @property
-    def memory(self) -> int:
-        """KV usage now (prompt plus tokens produced so far)."""
-        return self.prompt + self.generated
-
-
-@dataclass(frozen=True, slots=True)
-class StepView:
-    """What a policy sees at step ``t``."""
-
-    t: int
-    M: int
-    running: tuple[RunningRequest, ...]
-    waiting: tuple[WaitingRequest, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """Requests to evict (running) and to start (waiting) at this step."""
-
-    start: tuple[str, ...] = ()
-    evict: tuple[str, ...] = ()
+    """``o_i`` is hidden until the request completes (prediction-based policies)."""
 
 
 class SimulationError(RuntimeError):
     """A policy broke the model (overflow, unknown id, stall)."""
 
 
+class HiddenOutputError(SimulationError):
+    """A policy read an output length its information model hides."""
+
+
+class RequestView:
+    """What a policy may see of one arrived request.
+
+    Attributes
+    ----------
+    id : str
+    arrival : int
+    prompt : int
+    position : int
+        Index in the instance (its order in the input file): the deterministic
+        tie-breaker policies use after their own key.
+    output : int
+        The output length ``o_i``. Raises :class:`HiddenOutputError` while it is hidden
+        (``Visibility.HIDDEN`` and the request has not completed).
+    """
+
+    __slots__ = ("id", "arrival", "prompt", "position", "_output")
+
+    def __init__(self, id: str, arrival: int, prompt: int, position: int, output: int | None) -> None:
+        self.id = id
+        self.arrival = arrival
+        self.prompt = prompt
+        self.position = position
+        self._output = output
+
+    @property
+    def output(self) -> int:
+        o = self._output
+        if o is None:
+            raise HiddenOutputError(
+                f"request {self.id!r}: the output length is hidden (Visibility.HIDDEN); "
+                "a policy learns it only when the request completes"
+            )
+        return o
+
+    @property
+    def output_known(self) -> bool:
+        """Whether :attr:`output` may be read."""
+        return self._output is not None
+
+    def __repr__(self) -> str:
+        o = self._output if self._output is not None else "hidden"
+        return f"RequestView({self.id!r}, arrival={self.arrival}, prompt={self.prompt}, output={o})"
+
+
+#: The name step policies know waiting requests by.
+WaitingRequest = RequestView
+
+
+@dataclass(frozen=True, slots=True)
+class RunningRequest:
+    """A running request (step-policy view): started at ``start``, ``generated`` tokens so far."""
+
+    request: RequestView
+    start: int
+    generated: int
+
+    @property
+    def id(self) -> str:
+        return self.request.id
+
+    @property
+    def arrival(self) -> int:
+        return self.request.arrival
+
+    @property
+    def prompt(self) -> int:
+        return self.request.prompt
+
+    @property
+    def position(self) -> int:
+        return self.request.position
+
+    @property
+    def output(self) -> int:
+        return self.request.output
+
+    @property
+    def memory(self) -> int:
+        """KV usage now (prompt plus tokens produced so far)."""
+        return self.request.prompt + self.generated
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """What a step policy sees at step ``t``."""
+
+    t: int
+    M: int
+    running: tuple[RunningRequest, ...]
+    waiting: tuple[RequestView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a policy does at step ``t``.
+
+    Attributes
+    ----------
+    start : tuple of str
+        Waiting requests to start now (their prompt joins the batch of step ``t``).
+    evict : tuple of str
+        Running requests to evict first; they lose their tokens and return to waiting
+        (they may be started again in the same decision).
+    wake_at : int, optional
+        A step ``> t`` at which to call ``decide`` again even if no arrival or
+        completion happens before. Ignored for step policies (asked every step).
+    """
+
+    start: tuple[str, ...] = ()
+    evict: tuple[str, ...] = ()
+    wake_at: int | None = None
+
+
+def is_event_policy(policy: Any) -> bool:
+    """Whether ``policy`` follows the event-driven protocol (it has an ``on_arrival`` hook)."""
+    return callable(getattr(policy, "on_arrival", None))
+
+
+class StepPolicyAdapter:
+    """Runs a step policy (``decide(view: StepView)``) under the event-driven engine.
+
+    It keeps the waiting and running requests in the order the pre-event simulator did
+    (arrival order, evicted requests re-queued at the end; running in start order) and
+    asks to be woken at every step while there is work.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self._M = 0
+        self._waiting: dict[str, RequestView] = {}
+        self._running: dict[str, tuple[RequestView, int]] = {}
+
+    def reset(self, M: int) -> None:
+        self._M = M
+        self._waiting = {}
+        self._running = {}
+        if hasattr(self.inner, "reset"):
+            self.inner.reset(M)
+
+    def on_arrival(self, t: int, request: RequestView) -> None:
+        self._waiting[request.id] = request
+
+    def on_complete(self, t: int, request: RequestView) -> None:
+        self._running.pop(request.id, None)
+
+    def decide(self, t: int) -> Decision:
+        if not self._waiting and not self._running:
+            return Decision()
+        view = StepView(
+            t=t,
+            M=self._M,
+            running=tuple(RunningRequest(r, p, t - p) for r, p in self._running.values()),
+            waiting=tuple(self._waiting.values()),
+        )
+        d = self.inner.decide(view)
+        for rid in d.evict:  # invalid ids are the engine's to report
+            if rid in self._running:
+                self._waiting[rid] = self._running.pop(rid)[0]
+        for rid in d.start:
+            r = self._waiting.pop(rid, None)
+            if r is not None:
+                self._running[rid] = (r, t)
+        return Decision(start=tuple(d.start), evict=tuple(d.evict), wake_at=t + 1)
+
+
 def simulate(
     instance: Instance,
-    policy,
+    policy: Any,
     *,
     visibility: Visibility = Visibility.FULL,
     max_steps: int | None = None,
 ) -> Schedule:
-    """Run ``policy`` on ``instance`` and return the :class:`Schedule`.
+    """Run ``policy`` on ``instance`` and return the :class:`~llmopt.schedule.Schedule`.
 
     Parameters
     ----------
     instance : Instance
-    policy : Policy
-        Object with ``name`` and ``decide(view) -> Decision`` (see :mod:`llmopt.policies`).
-        ``reset(instance_M)`` is called first when the policy has it.
+    policy : Policy or StepPolicy
+        An event-driven policy (``name``, ``on_arrival``, ``decide(t)``; optional
+        ``reset(M)``, ``on_complete``), see :mod:`llmopt.policies`, or a step policy
+        (``name``, ``decide(view)``; optional ``reset(M)``), run through
+        :class:`StepPolicyAdapter`. ``reset(M)`` is called first when present.
     visibility : Visibility
     max_steps : int, optional
-        Safety cap on simulated steps; default ``max a + 10·Σo + 1000``.
+        Safety cap on the clock; default ``max a + 10·Σo + 1000``.
+
+    Returns
+    -------
+    Schedule
+        Final starts, completions, TEL, evictions and the memory trace (relative to the
+        first arrival, stored sparsely).
 
     Raises
     ------
     SimulationError
         If the policy starts an unknown or non-waiting request, evicts a non-running
-        one, overflows the memory, or makes no progress within ``max_steps``.
+        one, asks to be woken in the past, overflows the memory, or stops making
+        progress (requests wait, nothing runs and no wake-up is pending, or the clock
+        passes ``max_steps``).
+    HiddenOutputError
+        If it reads an output length its information model hides.
     """
-    reqs = sorted(instance.requests, key=lambda r: (r.arrival, instance.position(r.id)))
-    by_id = {r.id: r for r in instance.requests}
+    engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
+    name = policy.name
+    reqs = instance.requests
+    n, M = len(reqs), instance.M
+    order = sorted(range(n), key=lambda i: (reqs[i].arrival, i))  # arrival order, ties by position
+    origin = reqs[order[0]].arrival if n else 0
     if max_steps is None:
-        max_steps = (reqs[-1].arrival if reqs else 0) + 10 * instance.total_output + 1000
-    if hasattr(policy, "reset"):
-        policy.reset(instance.M)
+        max_steps = (reqs[order[-1]].arrival if n else 0) + 10 * instance.total_output + 1000
+    if hasattr(engine, "reset"):
+        engine.reset(M)
+    on_arrival = engine.on_arrival
+    on_complete = getattr(engine, "on_complete", None)
+    decide = engine.decide
     show = visibility is Visibility.FULL
+    index = {r.id: i for i, r in enumerate(reqs)}
 
-    nxt = 0  # next request (in arrival order) not yet arrived
-    waiting: dict[str, Request] = {}
-    running: dict[str, int] = {}  # id -> start of the current run
-    starts: dict[str, int] = {}
-    completions: dict[str, int] = {}
+    views: list[RequestView | None] = [None] * n
+    waiting: set[int] = set()
+    running: dict[int, int] = {}  # position -> start of its current run
+    completions_heap: list[tuple[int, int]] = []  # (completion time, position); stale after an eviction
+    base = 0  # Σ_running (s_j − p_j): usage(τ) = base + τ·len(running) while all keep running
+    starts: list[int] = [0] * n
+    done_at: list[int] = [0] * n
     evictions: list[Eviction] = []
-    memory: list[int] = []
-    t = reqs[0].arrival if reqs else 0
-    memory.extend([0] * t)
+    runs: list[tuple[int, int, int]] = []  # (start, end, prompt) of every run, aborted ones too
+    done = nxt = 0
+    t = origin
 
-    while len(completions) < len(reqs):
-        if t > max_steps:
-            raise SimulationError(f"policy {policy.name!r} made no progress by step {max_steps}")
-        while nxt < len(reqs) and reqs[nxt].arrival <= t:
-            waiting[reqs[nxt].id] = reqs[nxt]
+    while done < n:
+        # 1. completions at t (the batch of step t − 1 produced their last token)
+        while completions_heap and completions_heap[0][0] == t:
+            _, i = heapq.heappop(completions_heap)
+            r = reqs[i]
+            p = running.get(i)
+            if p is None or p + r.output != t:
+                continue  # a run that was evicted
+            del running[i]
+            base -= r.prompt - p
+            starts[i], done_at[i] = p, t
+            runs.append((p, t, r.prompt))
+            done += 1
+            view = views[i]
+            assert view is not None
+            view._output = r.output  # revealed at completion whatever the visibility
+            if on_complete is not None:
+                on_complete(t, view)
+        # 2. arrivals at t
+        while nxt < n and reqs[order[nxt]].arrival <= t:
+            i = order[nxt]
+            r = reqs[i]
+            view = RequestView(r.id, r.arrival, r.prompt, i, r.output if show else None)
+            views[i] = view
+            waiting.add(i)
             nxt += 1
-        if not running and not waiting:  # idle: jump to the next arrival
-            t_next = reqs[nxt].arrival
-            memory.extend([0] * (t_next - t))
-            t = t_next
-            continue
-
-        view = StepView(
-            t=t,
-            M=instance.M,
-            running=tuple(
-                RunningRequest(i, by_id[i].arrival, by_id[i].prompt, p, t - p, by_id[i].output if show else None)
-                for i, p in running.items()
-            ),
-            waiting=tuple(
-                WaitingRequest(r.id, r.arrival, r.prompt, r.output if show else None, instance.position(r.id))
-                for r in waiting.values()
-            ),
-        )
-        decision = policy.decide(view)
-        for rid in decision.evict:
-            if rid not in running:
-                raise SimulationError(f"step {t}: policy {policy.name!r} evicts {rid!r}, which is not running")
-            p = running.pop(rid)
-            evictions.append(Eviction(t, rid, t - p))
-            waiting[rid] = by_id[rid]
-        for rid in decision.start:
-            if rid not in waiting:
-                raise SimulationError(f"step {t}: policy {policy.name!r} starts {rid!r}, which is not waiting")
-            del waiting[rid]
-            running[rid] = t
-
-        # memory at time t+1: the cache after the batch of step t
-        used = sum(by_id[i].prompt + t + 1 - p for i, p in running.items())
-        if used > instance.M:
+            on_arrival(t, view)
+        if done == n:
+            break
+        # 3. the policy decides
+        wake = None
+        if waiting or running:
+            d = decide(t)
+            for rid in d.evict:
+                i = index.get(rid, -1)
+                if i not in running:
+                    raise SimulationError(f"step {t}: policy {name!r} evicts {rid!r}, which is not running")
+                p = running.pop(i)
+                base -= reqs[i].prompt - p
+                evictions.append(Eviction(t, rid, t - p))
+                runs.append((p, t, reqs[i].prompt))
+                waiting.add(i)
+            for rid in d.start:
+                i = index.get(rid, -1)
+                if i not in waiting:
+                    raise SimulationError(f"step {t}: policy {name!r} starts {rid!r}, which is not waiting")
+                waiting.remove(i)
+                running[i] = t
+                base += reqs[i].prompt - t
+                heapq.heappush(completions_heap, (t + reqs[i].output, i))
+            wake = d.wake_at
+            if wake is not None and wake <= t:
+                raise SimulationError(f"step {t}: policy {name!r} asks to be woken at {wake}, which is not after {t}")
+        # 4. the next event, and the memory up to it
+        while completions_heap:
+            c, i = completions_heap[0]
+            if running.get(i) == c - reqs[i].output:
+                break
+            heapq.heappop(completions_heap)  # drop a stale entry of an evicted run
+        t_next = completions_heap[0][0] if completions_heap else None
+        if nxt < n and (t_next is None or reqs[order[nxt]].arrival < t_next):
+            t_next = reqs[order[nxt]].arrival
+        if wake is not None and (t_next is None or wake < t_next):
+            t_next = wake
+        if t_next is None:
             raise SimulationError(
-                f"step {t}: policy {policy.name!r} overflows memory at time {t + 1}: {used} > M = {instance.M}"
+                f"step {t}: policy {name!r} made no progress: {len(waiting)} request(s) wait, nothing runs "
+                "and it asked for no wake-up"
             )
-        memory.append(used)
-        t += 1
-        for rid in [i for i, p in running.items() if p + by_id[i].output == t]:
-            starts[rid] = running.pop(rid)
-            completions[rid] = t
+        k = len(running)
+        if k and base + t_next * k > M:  # usage is linear on (t, t_next]: first overflow time
+            tau = max(t + 1, (M - base) // k + 1)
+            raise SimulationError(
+                f"step {tau - 1}: policy {name!r} overflows memory at time {tau}: {base + tau * k} > M = {M}"
+            )
+        if t_next > max_steps:
+            raise SimulationError(f"policy {name!r} made no progress by step {max_steps}")
+        t = t_next
 
-    tel = sum(completions[r.id] - r.arrival for r in reqs)
+    tel = sum(done_at[i] - reqs[i].arrival for i in range(n))
     return Schedule(
-        policy=policy.name,
-        starts={r.id: starts[r.id] for r in instance.requests},
-        completions={r.id: completions[r.id] for r in instance.requests},
+        policy=name,
+        starts={r.id: starts[i] for i, r in enumerate(reqs)},
+        completions={r.id: done_at[i] for i, r in enumerate(reqs)},
         tel=tel,
-        memory=tuple(memory),
+        memory=MemoryTrace(origin, runs),
         evictions=tuple(evictions),
         recomputed_tokens=sum(e.tokens_lost for e in evictions),
     )

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections import deque
 
 import pytest
 from helpers import is_feasible, memory_profile, theorem41_instance
 
+from llmopt.checker import check_schedule
 from llmopt.instance import Instance, Request
-from llmopt.policies import make_policy
-from llmopt.simulator import Decision, SimulationError, StepView, Visibility, simulate
+from llmopt.policies import LookaheadPrefixPolicy, greedy_prefix, make_policy
+from llmopt.simulator import Decision, HiddenOutputError, SimulationError, StepView, Visibility, simulate
 from llmopt.workloads import make_instance
 
 
@@ -23,7 +25,10 @@ def _check_consistent(schedule, instance):
         assert schedule.starts[r.id] >= r.arrival
         assert schedule.completions[r.id] == schedule.starts[r.id] + r.output
     assert schedule.tel == sum(schedule.completions[r.id] - r.arrival for r in instance.requests)
-    assert list(schedule.memory) == memory_profile(instance, schedule.starts)
+    origin = min((r.arrival for r in instance.requests), default=0)
+    assert schedule.memory.origin == origin
+    assert list(schedule.memory) == memory_profile(instance, schedule.starts)[origin:]
+    assert schedule.peak_memory == max(memory_profile(instance, schedule.starts), default=0)
     assert is_feasible(instance, schedule.starts)
 
 
@@ -36,7 +41,7 @@ def test_single_request(policy):
     sch = simulate(inst, make_policy(policy))
     assert sch.starts == {"r0": 0}
     assert sch.completions == {"r0": 3}
-    assert sch.memory == (3, 4, 5)
+    assert tuple(sch.memory) == (3, 4, 5)
     assert sch.tel == 3 and sch.makespan == 3 and sch.peak_memory == 5
     assert sch.evictions == () and sch.recomputed_tokens == 0
     assert sch.policy == policy
@@ -44,14 +49,17 @@ def test_single_request(policy):
 
 def test_empty_instance():
     sch = simulate(Instance(10, ()), make_policy("mc-sf"))
-    assert sch.tel == 0 and dict(sch.starts) == {} and sch.memory == ()
+    assert sch.tel == 0 and dict(sch.starts) == {} and tuple(sch.memory) == ()
+    assert sch.makespan == 0 and sch.peak_memory == 0
 
 
-def test_late_single_request_memory_is_indexed_by_time():
+def test_late_single_request_memory_is_relative_to_the_first_arrival():
     inst = Instance.from_tuples(5, [(2, 2, 3)])
     sch = simulate(inst, make_policy("mc-sf"))
     assert sch.starts == {"r0": 2} and sch.completions == {"r0": 5}
-    assert sch.memory == (0, 0, 3, 4, 5)  # memory[t-1] = usage at time t
+    assert sch.memory.origin == 2 and len(sch.memory) == 3
+    assert tuple(sch.memory) == (3, 4, 5)  # memory[i] = usage at time origin + 1 + i
+    assert [sch.memory_at(t) for t in range(0, 7)] == [0, 0, 0, 3, 4, 5, 0]
     assert sch.tel == 3
 
 
@@ -59,7 +67,7 @@ def test_idle_gap_between_arrivals():
     inst = Instance.from_tuples(5, [(0, 1, 1), (5, 2, 2)])
     sch = simulate(inst, make_policy("mc-sf"))
     assert sch.starts == {"r0": 0, "r1": 5}
-    assert sch.memory == (2, 0, 0, 0, 0, 3, 4)
+    assert tuple(sch.memory) == (2, 0, 0, 0, 0, 3, 4)
     assert sch.tel == 1 + 2
 
 
@@ -67,13 +75,13 @@ def test_exact_fit_at_peak_is_allowed_one_more_token_is_not():
     # two identical requests s=2, o=3 (peak 5): at M=10 they co-run from 0 (time 3: 5 + 5 = 10)
     inst = Instance.from_tuples(10, [(0, 2, 3), (0, 2, 3)])
     sch = simulate(inst, make_policy("mc-sf"))
-    assert _starts(sch, inst) == (0, 0) and sch.memory == (6, 8, 10)
+    assert _starts(sch, inst) == (0, 0) and tuple(sch.memory) == (6, 8, 10)
     # at M=9 the second waits one step (time 3: 5 + 4 = 9), at M=8 two steps (time 3: 5 + 3 = 8)
     for M, second, memory in [(9, 1, (3, 7, 9, 5)), (8, 2, (3, 4, 8, 4, 5))]:
         inst_m = Instance.from_tuples(M, [(0, 2, 3), (0, 2, 3)])
         sch_m = simulate(inst_m, make_policy("mc-sf"))
         assert _starts(sch_m, inst_m) == (0, second)
-        assert sch_m.memory == memory
+        assert tuple(sch_m.memory) == memory
         assert sch_m.tel == 3 + 3 + second
         _check_consistent(sch_m, inst_m)
 
@@ -84,7 +92,7 @@ def test_t17_growing_memory_co_scheduling():
     for policy in ("mc-sf", "fcfs"):
         sch = simulate(inst, make_policy(policy))
         assert _starts(sch, inst) == (0, 0)
-        assert sch.memory == (6, 8, 10, 6, 7, 8)
+        assert tuple(sch.memory) == (6, 8, 10, 6, 7, 8)
         assert sch.tel == 9
         _check_consistent(sch, inst)
 
@@ -95,7 +103,7 @@ def test_t5_mcsf_is_not_optimal():
     sch = simulate(inst, make_policy("mc-sf"))
     assert _starts(sch, inst) == (0, 0, 1, 4)
     assert sch.tel == 13
-    assert sch.memory == (4, 2, 3, 4, 2, 3, 4)
+    assert tuple(sch.memory) == (4, 2, 3, 4, 2, 3, 4)
     _check_consistent(sch, inst)
 
 
@@ -105,7 +113,7 @@ def test_t6_hsf_schedule():
     sch = simulate(inst, make_policy("mc-sf"))
     assert _starts(sch, inst) == (0, 0, 0, 2)
     assert sch.tel == 12
-    assert sch.memory == (6, 6, 6, 3, 4, 5)
+    assert tuple(sch.memory) == (6, 6, 6, 3, 4, 5)
 
 
 @pytest.mark.parametrize(
@@ -235,18 +243,18 @@ def test_eviction_loses_tokens_and_latency_counts_from_arrival():
     assert sch.tel == 5
     assert sch.recomputed_tokens == 2
     assert [(e.t, e.id, e.tokens_lost) for e in sch.evictions] == [(2, "r0", 2)]
-    assert sch.memory == (3, 4, 3, 4, 5)
+    assert tuple(sch.memory) == (3, 4, 3, 4, 5)  # the aborted run's memory is in the trace
 
 
 # --- information: the policy sees only what has arrived ---------------------------------------------
 
 
-class _Spy:
-    """Wraps a policy and records every view it is shown."""
+class _StepSpy:
+    """A step policy that records every view it is shown (and starts everything that fits nowhere)."""
 
     def __init__(self, inner):
         self.inner = inner
-        self.name = f"spy({inner.name})"
+        self.name = f"step-spy({inner.name})"
         self.views: list[StepView] = []
 
     def decide(self, view: StepView) -> Decision:
@@ -254,18 +262,51 @@ class _Spy:
         return self.inner.decide(view)
 
 
-@pytest.mark.parametrize(
-    "instance",
-    [
-        make_instance("jaillet-am2", 3),
-        make_instance("jaillet-am2", 11),
-        Instance.from_tuples(6, [(0, 3, 3), (1, 1, 1), (1, 2, 2), (4, 5, 1), (9, 1, 1), (9, 2, 4)]),
-    ],
-    ids=["am2-3", "am2-11", "hand"],
-)
-@pytest.mark.parametrize("policy", ["mc-sf", "fcfs"])
-def test_policy_sees_only_arrived_requests(instance, policy):
-    spy = _Spy(make_policy(policy))
+class _StepMCSF:
+    """MC-SF written as a step policy (sorts the waiting list every step)."""
+
+    name = "step-mc-sf"
+
+    def decide(self, view: StepView) -> Decision:
+        return greedy_prefix(view, sorted(view.waiting, key=lambda w: (w.output, w.arrival, w.position)))
+
+
+class _EventSpy:
+    """Wraps an event-driven policy and records every hook call."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.calls: list[tuple[str, int, object]] = []
+
+    def reset(self, M):
+        self.calls.clear()
+        self.inner.reset(M)
+
+    def on_arrival(self, t, request):
+        self.calls.append(("arrival", t, request))
+        self.inner.on_arrival(t, request)
+
+    def on_complete(self, t, request):
+        self.calls.append(("complete", t, request))
+        self.inner.on_complete(t, request)
+
+    def decide(self, t):
+        d = self.inner.decide(t)
+        self.calls.append(("decide", t, d))
+        return d
+
+
+_INFO_INSTANCES = [
+    make_instance("jaillet-am2", 3),
+    make_instance("jaillet-am2", 11),
+    Instance.from_tuples(6, [(0, 3, 3), (1, 1, 1), (1, 2, 2), (4, 5, 1), (9, 1, 1), (9, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize("instance", _INFO_INSTANCES, ids=["am2-3", "am2-11", "hand"])
+def test_step_policy_sees_only_arrived_requests(instance):
+    spy = _StepSpy(_StepMCSF())
     sch = simulate(instance, spy)
     assert spy.views, "policy was never consulted"
     truth = {r.id: r for r in instance.requests}
@@ -284,18 +325,182 @@ def test_policy_sees_only_arrived_requests(instance, policy):
         assert len(shown) == len(set(shown))
         expected = {i for i, r in truth.items() if r.arrival <= v.t and sch.completions[i] > v.t}
         assert set(shown) == expected
+    # the step policy gets the same schedule as the event-driven MC-SF
+    assert dict(sch.starts) == dict(simulate(instance, make_policy("mc-sf")).starts)
     _check_consistent(sch, instance)
+
+
+@pytest.mark.parametrize("instance", _INFO_INSTANCES, ids=["am2-3", "am2-11", "hand"])
+@pytest.mark.parametrize("policy", ["mc-sf", "fcfs"])
+def test_event_policy_hears_of_requests_at_their_arrival_and_is_asked_only_at_events(instance, policy):
+    spy = _EventSpy(make_policy(policy))
+    sch = simulate(instance, spy)
+    truth = {r.id: r for r in instance.requests}
+    arrivals = [(t, r) for kind, t, r in spy.calls if kind == "arrival"]
+    assert sorted(r.id for _, r in arrivals) == sorted(truth)
+    assert all(t == truth[r.id].arrival for t, r in arrivals)
+    assert [r.id for _, r in arrivals] == [r.id for r in sorted(instance.requests,
+                                                                  key=lambda r: (r.arrival, instance.position(r.id)))]
+    completes = [(t, r.id) for kind, t, r in spy.calls if kind == "complete"]
+    assert sorted(completes) == sorted((sch.completions[i], i) for i in truth)
+    decided = [(t, d) for kind, t, d in spy.calls if kind == "decide"]
+    times = [t for t, _ in decided]
+    assert times == sorted(set(times))  # one decision per event time, in order
+    events = {r.arrival for r in instance.requests} | set(sch.completions.values())
+    wakes = {d.wake_at for _, d in decided if d.wake_at is not None}
+    assert set(times) <= events | wakes
+    started = [i for _, d in decided for i in d.start]
+    assert sorted(started) == sorted(truth)
+    _check_consistent(sch, instance)
+
+
+def test_policy_is_not_polled_during_long_runs():
+    """Two requests of 10^6 steps each: the policy decides a handful of times, not 10^6."""
+    inst = Instance.from_tuples(3_000_000, [(0, 5, 1_000_000), (3, 7, 1_000_000), (2_500_000, 1, 1)])
+    spy = _EventSpy(make_policy("mc-sf"))
+    sch = simulate(inst, spy)
+    assert dict(sch.starts) == {"r0": 0, "r1": 3, "r2": 2_500_000}
+    assert sum(1 for kind, _, _ in spy.calls if kind == "decide") <= 6
 
 
 def test_hidden_visibility_hides_output_lengths():
     inst = Instance.from_tuples(10, [(0, 2, 3), (0, 1, 2), (1, 1, 1)])
-    spy = _Spy(_StartAll())
-    sch = simulate(inst, spy, visibility=Visibility.HIDDEN)
-    assert all(w.output is None for v in spy.views for w in v.waiting)
-    assert all(r.output is None for v in spy.views for r in v.running)
+
+    class _StartAll:
+        name = "start-all"
+
+        def __init__(self):
+            self.seen = []
+
+        def decide(self, view: StepView) -> Decision:
+            self.seen.extend(view.waiting)
+            return Decision(start=tuple(w.id for w in view.waiting))
+
+    pol = _StartAll()
+    sch = simulate(inst, pol, visibility=Visibility.HIDDEN)
     _check_consistent(sch, inst)
-    with pytest.raises(ValueError, match="hidden"):
+    # the views stayed hidden while the requests waited and were revealed at completion
+    assert pol.seen and all(w.output_known for w in pol.seen)
+    # a policy that reads a hidden length fails loudly, with a message that says why
+    with pytest.raises(HiddenOutputError, match="hidden"):
         simulate(inst, make_policy("mc-sf"), visibility=Visibility.HIDDEN)
+    with pytest.raises(HiddenOutputError, match="hidden"):
+        simulate(inst, make_policy("fcfs"), visibility=Visibility.HIDDEN)  # its look-ahead needs o_i
+
+    class _Peeker:
+        name = "peeker"
+
+        def __init__(self):
+            self.learned = {}
+
+        def reset(self, M):
+            self.queue = []
+
+        def on_arrival(self, t, request):
+            assert not request.output_known
+            with pytest.raises(HiddenOutputError):
+                _ = request.output
+            self.queue.append(request.id)
+
+        def on_complete(self, t, request):
+            self.learned[request.id] = request.output  # known once the last token is out
+
+        def decide(self, t):
+            started, self.queue = tuple(self.queue), []
+            return Decision(start=started)
+
+    peeker = _Peeker()
+    simulate(inst, peeker, visibility=Visibility.HIDDEN)
+    assert peeker.learned == {"r0": 3, "r1": 2, "r2": 1}
+
+    class _Cheater(_Peeker):
+        name = "cheater"
+
+        def on_arrival(self, t, request):
+            self.queue.append(request.id)
+            _ = request.output
+
+    with pytest.raises(HiddenOutputError, match="'r0'"):
+        simulate(inst, _Cheater(), visibility=Visibility.HIDDEN)
+
+
+# --- ties and wake-ups: where an event engine can go wrong -----------------------------------------
+
+
+def test_mcsf_tie_break_uses_arrival_before_position():
+    """M = 6; (a, s, o) = r0 (0,2,2), r1 (1,3,2), r2 (0,3,2); all three have o = 2.
+
+    t=0: r0 and r2 wait; key order r0 (2,0,·) < r2 (2,0,·); r0 starts (usage 3, 4). r2 would
+    make 3+4 = 7 > 6 at time 1: blocked. t=1: r1 arrives; r2 still precedes it (arrival 0 < 1)
+    and is blocked (time 2: 4 + 4 = 8). t=2: r0 completes; r2 starts (4, 5 at times 3, 4); r1
+    would add 4 at time 3 -> 8: blocked, also at t=3 (5 + 4 = 9). t=4: r2 completes, r1 starts.
+    Dropping the arrival key would order r1 (position 1) before r2 (position 2) and start r1 at 2.
+    """
+    inst = Instance.from_tuples(6, [(0, 2, 2), (1, 3, 2), (0, 3, 2)])
+    sch = simulate(inst, make_policy("mc-sf"))
+    assert dict(sch.starts) == {"r0": 0, "r1": 4, "r2": 2}
+    assert sch.tel == 2 + (6 - 1) + 4
+    assert tuple(sch.memory) == (3, 4, 4, 5, 4, 5)
+    _check_consistent(sch, inst)
+
+
+def test_blocked_request_is_woken_when_it_fits_without_any_event():
+    """M = 14: r0 (0, 1, 10) runs 0..10 and peaks at 11 at time 10. r1 (s=1, o=3) arrives at 7:
+    started at t' it adds 1 + (10 − t') at time 10 when t' >= 7, so it fits at t' = 8 (11 + 3 = 14)
+    but not at 7 (11 + 4 = 15). Nothing arrives or completes at 8: the policy must have asked
+    to be woken there (the old step loop started it at 8; waiting for the completion gives 10)."""
+    inst = Instance.from_tuples(14, [(0, 1, 10), (7, 1, 3)])
+    for policy in ("mc-sf", "fcfs"):
+        spy = _EventSpy(make_policy(policy))
+        sch = simulate(inst, spy)
+        assert dict(sch.starts) == {"r0": 0, "r1": 8}
+        assert [t for kind, t, _ in spy.calls if kind == "decide"] == [0, 7, 8, 10]
+        assert [d.wake_at for kind, _, d in spy.calls if kind == "decide"][1] == 8
+        assert sch.peak_memory == 14
+        _check_consistent(sch, inst)
+
+
+def test_wake_up_then_blocked_again_then_fits():
+    """A candidate whose window slides over two peaks: woken, blocked again, woken again."""
+    # r0: (0, 1, 6) peaks 7 at 6; r1: (0, 1, 12) peaks 13 at 12 (both start at 0: 7+7 <= 20? see below)
+    inst = Instance.from_tuples(20, [(0, 1, 6), (0, 1, 12), (1, 4, 8)])
+    sch = simulate(inst, make_policy("fcfs"))
+    # brute force: the first step >= 1 at which r2 fits beside r0 and r1 (the FCFS order)
+    def total(t_start, tau):
+        runs = [(0, 1, 6), (0, 1, 12), (t_start, 4, 8)]
+        return sum(s + tau - p for p, s, o in runs if p < tau <= p + o)
+    first = next(k for k in range(1, 40) if all(total(k, tau) <= 20 for tau in range(k + 1, k + 9)))
+    assert sch.starts["r2"] == first
+    _check_consistent(sch, inst)
+
+
+# --- time origins and long outputs cost nothing -----------------------------------------------------
+
+
+def test_unix_millisecond_timestamps():
+    t0 = 1_712_345_678_901
+    rows = [(t0, 2, 3), (t0, 2, 6), (t0 + 1, 1, 1), (t0 + 50, 3, 2), (t0 + 51, 3, 2)]
+    inst = Instance.from_tuples(10, rows)
+    shifted = Instance.from_tuples(10, [(a - t0, s, o) for a, s, o in rows])
+    for policy in ("mc-sf", "fcfs"):
+        sch = simulate(inst, make_policy(policy))
+        ref = simulate(shifted, make_policy(policy))
+        assert {i: k - t0 for i, k in sch.starts.items()} == dict(ref.starts)
+        assert sch.tel == ref.tel
+        assert sch.memory.origin == t0 and tuple(sch.memory) == tuple(ref.memory)
+        assert sch.makespan == ref.makespan + t0 and sch.peak_memory == ref.peak_memory
+        assert sch.memory_at(t0 + 3) == ref.memory_at(3)
+        rep = check_schedule(inst, sch.starts)
+        assert rep.ok and rep.tel == sch.tel and rep.peak_memory == sch.peak_memory
+
+
+def test_two_million_token_output():
+    inst = Instance.from_tuples(4_000_100, [(0, 50, 2_000_000), (10, 50, 2_000_000), (20, 1, 1)])
+    sch = simulate(inst, make_policy("mc-sf"))
+    assert dict(sch.starts) == {"r0": 0, "r1": 10, "r2": 20}
+    assert sch.makespan == 2_000_010 and sch.peak_memory == sch.memory_at(2_000_000) == 2_000_050 + 1_999_990 + 50
+    rep = check_schedule(inst, sch.starts)
+    assert rep.ok and rep.tel == sch.tel
 
 
 # --- workloads: determinism and parameter ranges ----------------------------------------------------
@@ -355,3 +560,55 @@ def test_policies_on_paper_workloads_are_feasible(policy, workload, seed):
     sch = simulate(inst, make_policy(policy))
     _check_consistent(sch, inst)
     assert sch.tel >= inst.total_output
+
+
+# --- the documented third-party policies work and conform ------------------------------------------
+
+
+class LargestPromptFirst(LookaheadPrefixPolicy):
+    # the llmopt.policies docstring example: a key function on the shared prefix/look-ahead base
+    name = "largest-prompt-first"
+
+    def key(self, request):
+        return (-request.prompt, request.arrival)
+
+
+class OneAtATime:
+    """The README example: an event-driven policy written from scratch."""
+
+    name = "one-at-a-time"
+
+    def reset(self, M):
+        self.queue, self.busy = deque(), False
+
+    def on_arrival(self, t, request):
+        self.queue.append(request.id)
+
+    def on_complete(self, t, request):
+        self.busy = False
+
+    def decide(self, t):
+        if self.busy or not self.queue:
+            return Decision()
+        self.busy = True
+        return Decision(start=(self.queue.popleft(),))
+
+
+@pytest.mark.parametrize("cls", [LargestPromptFirst, OneAtATime])
+def test_documented_policies_run_and_conform(cls):
+    from llmopt import conformance
+    from llmopt.policies import POLICIES, Policy
+
+    assert isinstance(cls(), Policy)
+    inst = Instance.from_tuples(10, [(0, 1, 3), (0, 4, 2), (1, 2, 2), (6, 3, 1)])
+    sch = simulate(inst, cls())
+    _check_consistent(sch, inst)
+    if cls is OneAtATime:
+        assert dict(sch.starts) == {"r0": 0, "r1": 3, "r2": 5, "r3": 7}
+    else:
+        assert sch.starts["r1"] == 0  # the largest prompt goes first
+    POLICIES.register(cls.name, cls)
+    try:
+        assert conformance.check_policy(cls.name) == []
+    finally:
+        POLICIES.unregister(cls.name)
