@@ -1,22 +1,72 @@
-"""Formulations: declarative builders of solver-neutral canonical models.
+"""Formulations: declarative builders of solver-neutral models of the hindsight problem.
 
-A formulation is a function ``(instance, windows=None, **options) -> CanonicalModel``.
-Registered here lazily; third-party formulations join through the entry-point group
-``llmopt.formulations`` (loaded by :func:`llmopt.plugins.load_plugins`).
+A formulation is a pipeline stage (DESIGN §3): given an instance and start windows
+(:mod:`llmopt.windows`) it builds a :class:`~llmopt.model.CanonicalModel`, and it maps a
+solver's primal vector back to start times, which the independent checker then verifies.
+Formulations build models only: they import neither the checker nor solver results.
+
+The protocol (:class:`Formulation`) — a class whose instances have::
+
+    name: str
+    exact: bool                  # True if the model's optimum over valid windows is OPT
+    build(instance, windows) -> CanonicalModel
+    decode(instance, model, x) -> dict[str, int]       # start of every request
+    encode(instance, model, starts) -> ndarray          # optional: a warm start
+    estimate(instance, windows) -> ModelSize            # optional: size before building
+
+Registered lazily in :data:`FORMULATIONS` (the registry holds classes, instantiated with
+no arguments); third-party formulations join through the entry-point group
+``llmopt.formulations`` (loaded by :func:`llmopt.plugins.load_plugins`) and are then
+usable by ``llmopt solve --formulation NAME`` and by suites.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
+from llmopt.instance import Instance
+from llmopt.model import CanonicalModel
 from llmopt.registry import Registry
+from llmopt.windows import StartWindows
 
-__all__ = ["FORMULATIONS"]
+__all__ = ["FORMULATIONS", "Formulation", "make_formulation"]
+
+
+@runtime_checkable
+class Formulation(Protocol):
+    """What the hindsight pipeline needs from a formulation (see the module docstring)."""
+
+    name: str
+    exact: bool
+
+    def build(self, instance: Instance, windows: StartWindows) -> CanonicalModel: ...
+
+    def decode(self, instance: Instance, model: CanonicalModel, x: np.ndarray) -> dict[str, int]: ...
+
 
 FORMULATIONS: Registry[Any] = Registry("formulation", "llmopt.formulations")
 FORMULATIONS.register(
-    "hindsight-ip", "llmopt.formulations.hindsight_ip:formulate", "J §3 hindsight IP (1)-(4); .relax() for the LP"
+    "hindsight-ip", "llmopt.formulations.hindsight_ip:HindsightIP",
+    "J §3 hindsight IP (1)-(4), identical requests aggregated (exact)",
 )
 FORMULATIONS.register(
-    "hindsight-dual", "llmopt.formulations.dual:formulate_dual", "dual (22)-(24) of the hindsight LP relaxation"
+    "hindsight-ip-binary", "llmopt.formulations.hindsight_ip:HindsightIPBinary",
+    "J §3 hindsight IP (1)-(4) verbatim, one binary per request and start",
 )
+
+
+def make_formulation(name: str) -> Formulation:
+    """An instance of the formulation registered as ``name``.
+
+    Raises
+    ------
+    llmopt.registry.RegistryError
+        If ``name`` is unknown; ``TypeError`` if the registered object does not follow
+        the :class:`Formulation` protocol.
+    """
+    obj = FORMULATIONS.get(name)()
+    if not isinstance(obj, Formulation):
+        raise TypeError(f"formulation {name!r} does not implement build() and decode() (see llmopt.formulations)")
+    return obj

@@ -21,7 +21,8 @@ computes it for comparison only.
 
 All quantities are rational; :func:`closed_form_dual` computes ``D`` exactly with
 :class:`fractions.Fraction` (the positive part of the ramp has a closed-form sum) and
-reports it as a float.
+reports it as a float. Certifying it (the checker recomputes the bound from ``λ`` alone)
+is the job of the ``closed-form-dual`` bound provider in :mod:`llmopt.bounds`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from llmopt.checker import check_lower_bound_certificate
 from llmopt.instance import Instance
 
 __all__ = [
@@ -41,8 +41,6 @@ __all__ = [
     "paper_approximation",
     "eq23_max_violation",
     "identical_parameters",
-    "closed_form_check",
-    "closed_form_bound",
 ]
 
 
@@ -186,33 +184,3 @@ def identical_parameters(instance: Instance) -> tuple[int, int, int, int]:
                 f"({first.prompt}, {first.output})"
             )
     return instance.n, first.prompt, first.output, instance.M
-
-
-def closed_form_check(instance: Instance) -> tuple[ClosedFormDual, float]:
-    """The closed-form dual of ``instance`` and the bound the independent checker certifies for its ``λ``.
-
-    The checker recomputes ``C + Σ_i min_{k ∈ 0…T̄−o} (k + Σ (s+τ−k) λ_τ) − M Σ λ_t`` from
-    the instance (``T̄ = n·o``); by Lemma B.1 this is ``>= D``.
-    """
-    n, s, o, M = identical_parameters(instance)
-    cf = closed_form_dual(n, s, o, M)
-    windows = [(0, cf.horizon - o)] * n
-    checked = check_lower_bound_certificate(instance, cf.lambda_by_time(), windows)
-    return cf, checked
-
-
-def closed_form_bound(instance: Instance) -> float:
-    """Certified lower bound on OPT from the closed-form dual (25)–(27).
-
-    Returns ``min(D, checked)`` where ``D`` is the exact closed-form objective and
-    ``checked`` the bound the independent checker recomputes from ``λ`` alone (valid by
-    weak duality whatever ``ȳ``). The two agree up to round-off when Lemma B.1 holds
-    (``checked >= D``); the minimum is a valid bound in every case.
-
-    Raises
-    ------
-    ValueError
-        If the requests are not identical or do not all arrive at 0.
-    """
-    cf, checked = closed_form_check(instance)
-    return min(cf.bound, checked)

@@ -24,117 +24,89 @@ including ``k = 0`` (see DIGEST §1.3: the primal has ``x_{i,0}``).
 
 :class:`~llmopt.model.CanonicalModel` minimises, so the model built here minimises the
 **negated** dual objective ``−C − Σ_c |c|·y_c + M·Σ_t λ_t``; the dual optimum is
-``−objective`` (see :func:`dual_value`). By strong duality it equals the primal LP
-optimum, which the tests check.
+``−objective``. By strong duality it equals the primal LP optimum, which the tests check.
+
+Times are absolute; there is one ``λ_t`` per memory row of the primal (every time some
+start in the windows holds memory), so the model's blocks are columns ``y`` (label
+``class``) and ``lambda`` (label ``t``), rows ``eq23_dual`` (labels ``class``, ``k``).
+Turning a solution into a certified bound is the job of the ``dual-lp`` bound provider
+(:mod:`llmopt.bounds`), not of this module.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
 
-from llmopt.formulations.hindsight_ip import (
-    RequestClass,
-    StartWindows,
-    class_windows,
-    request_classes,
-    start_windows,
-)
+from llmopt.formulations.hindsight_ip import RequestClass, class_windows, request_classes
 from llmopt.instance import Instance
-from llmopt.model import CanonicalModel
-from llmopt.result import SolveResult
+from llmopt.model import Block, CanonicalModel
+from llmopt.windows import StartWindows, start_windows
 
-__all__ = [
-    "formulate_dual",
-    "eq22_objective",
-    "eq23_dual_constraints",
-    "eq24_nonnegativity",
-    "dual_value",
-    "lambda_from_lp_duals",
-    "DualSolution",
-]
-
-_MEMORY_ROW = re.compile(r"^eq3_memory\[t=(\d+)\]$")
+__all__ = ["formulate_dual", "eq22_objective", "eq23_dual_constraints", "eq24_nonnegativity", "memory_times"]
 
 
-@dataclass(frozen=True)
-class DualSolution:
-    """``(y, λ)`` decoded from a solution of :func:`formulate_dual`.
-
-    Attributes
-    ----------
-    y : dict
-        First request id of each class → ``y_c``.
-    lam : ndarray
-        ``lam[t] = λ_t`` for ``t = 0 … T`` (``lam[0] = 0``; there is no memory row at 0).
-    """
-
-    y: dict[str, float]
-    lam: np.ndarray = field(repr=False)
+def memory_times(classes: list[RequestClass], windows_c: list[tuple[int, int]]) -> np.ndarray:
+    """Sorted times ``t`` at which some start in the class windows holds memory (the primal's rows (3))."""
+    spans = [np.arange(lo + 1, hi + cl.output + 1, dtype=np.int64)
+             for cl, (lo, hi) in zip(classes, windows_c, strict=True)]
+    return np.unique(np.concatenate(spans)) if spans else np.zeros(0, dtype=np.int64)
 
 
 # --- one function per part of the paper's dual ------------------------------------------
 
 
-def eq22_objective(classes: list[RequestClass], horizon: int, M: int) -> tuple[np.ndarray, float]:
+def eq22_objective(classes: list[RequestClass], times: np.ndarray, M: int, origin: int) -> tuple[np.ndarray, float]:
     """(22), negated for minimisation: ``min −Σ_c |c|·y_c + M·Σ_t λ_t − C``.
 
-    Columns are ``y_c`` (one per class) followed by ``λ_1 … λ_T``. Returns ``(c, offset)``.
+    Columns are ``y_c`` (one per class) followed by ``λ_t`` for ``t`` in ``times``. The
+    variables ``y_c`` are measured from ``origin`` (as the primal's objective is), so
+    ``C = Σ_i (o_i − (a_i − origin))``. Returns ``(c, offset)``.
     """
     c_y = -np.array([cl.size for cl in classes], dtype=float)
-    c_lam = np.full(horizon, float(M))
-    C = float(sum(cl.size * (cl.output - cl.arrival) for cl in classes))
+    c_lam = np.full(len(times), float(M))
+    C = float(sum(cl.size * (cl.output - (cl.arrival - origin)) for cl in classes))
     return np.concatenate([c_y, c_lam]), -C
 
 
 def eq23_dual_constraints(
-    classes: list[RequestClass], class_windows: list[tuple[int, int]], horizon: int
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray, list[str]]:
-    """(23): ``y_c − Σ_{τ=k+1}^{k+o_c} (s_c + τ − k)·λ_τ <= k`` for every class ``c`` and ``k ∈ K_c``.
+    classes: list[RequestClass], windows_c: list[tuple[int, int]], times: np.ndarray, origin: int
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(23): ``y_c − Σ_{τ=k+1}^{k+o_c} (s_c + τ − k)·λ_τ <= k − origin`` for every class ``c`` and ``k ∈ K_c``.
 
-    One row per primal column ``x_{c,k}``; column of ``λ_τ`` is ``len(classes) + τ − 1``.
-    Returns ``((rows, cols, vals), lower, upper, names)``.
+    One row per primal column ``x_{c,k}``. Returns ``((rows, cols, vals), lower, upper, labels)``.
     """
     n_y = len(classes)
-    rows_l, cols_l, vals_l = [], [], []
-    upper_l: list[np.ndarray] = []
-    names: list[str] = []
+    rows_l, cols_l, vals_l, upper_l, cls_l, k_l = [], [], [], [], [], []
     row = 0
-    for ci, (cl, (lo, hi)) in enumerate(zip(classes, class_windows, strict=True)):
-        ks = np.arange(lo, hi + 1)
-        if ks.size and int(ks[-1]) + cl.output > horizon:
-            raise ValueError(f"class of {cl.ids[0]!r}: start window reaches past the horizon {horizon}")
+    for ci, (cl, (lo, hi)) in enumerate(zip(classes, windows_c, strict=True)):
+        ks = np.arange(lo, hi + 1, dtype=np.int64)
         r_idx = row + np.arange(ks.size)
-        # y_c coefficient
         rows_l.append(r_idx)
         cols_l.append(np.full(ks.size, ci))
         vals_l.append(np.ones(ks.size))
-        # −(s + j)·λ_{k+j} for j = 1..o
-        j = np.tile(np.arange(1, cl.output + 1), ks.size)
-        kk = np.repeat(ks, cl.output)
+        j = np.tile(np.arange(1, cl.output + 1, dtype=np.int64), ks.size)
+        tau = np.repeat(ks, cl.output) + j
         rows_l.append(np.repeat(r_idx, cl.output))
-        cols_l.append(n_y + kk + j - 1)
+        cols_l.append(n_y + np.searchsorted(times, tau))
         vals_l.append(-(cl.prompt + j).astype(float))
-        upper_l.append(ks.astype(float))
-        names.extend(f"eq23_dual[{cl.ids[0]},{int(k)}]" for k in ks)
+        upper_l.append((ks - origin).astype(float))
+        cls_l.append(np.full(ks.size, ci, dtype=np.int64))
+        k_l.append(ks)
         row += ks.size
-    upper = np.concatenate(upper_l) if upper_l else np.zeros(0)
-    lower = np.full(upper.size, -np.inf)
-    triplets = (
-        np.concatenate(rows_l) if rows_l else np.zeros(0, dtype=int),
-        np.concatenate(cols_l) if cols_l else np.zeros(0, dtype=int),
-        np.concatenate(vals_l) if vals_l else np.zeros(0),
-    )
-    return triplets, lower, upper, names
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    upper = cat(upper_l, float)
+    triplets = (cat(rows_l, int), cat(cols_l, int), cat(vals_l, float))
+    return triplets, np.full(upper.size, -np.inf), upper, {"class": cat(cls_l, int), "k": cat(k_l, int)}
 
 
-def eq24_nonnegativity(n_classes: int, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+def eq24_nonnegativity(n_classes: int, n_times: int) -> tuple[np.ndarray, np.ndarray]:
     """(24): ``λ_t >= 0``; ``y_c`` free. Returns ``(col_lower, col_upper)``."""
-    lower = np.concatenate([np.full(n_classes, -np.inf), np.zeros(horizon)])
-    upper = np.full(n_classes + horizon, np.inf)
+    lower = np.concatenate([np.full(n_classes, -np.inf), np.zeros(n_times)])
+    upper = np.full(n_classes + n_times, np.inf)
     return lower, upper
 
 
@@ -153,8 +125,8 @@ def formulate_dual(
     ----------
     instance : Instance
     windows : StartWindows, optional
-        The primal's start windows and horizon; default :func:`start_windows` (no upper
-        bound). Within a class the windows are intersected, as the primal does.
+        The primal's start windows; default :func:`~llmopt.windows.start_windows` (no upper
+        bound). Within a class the window is the hull, as in the primal.
     aggregate : bool
         One ``y`` per class of identical requests (matches the primal's aggregation;
         the optimum is the same either way).
@@ -162,94 +134,30 @@ def formulate_dual(
     Returns
     -------
     CanonicalModel
-        An LP minimising the *negated* dual objective; the dual optimum is
-        ``−objective`` (:func:`dual_value`). ``decode`` returns a :class:`DualSolution`.
+        An LP minimising the *negated* dual objective; the dual optimum is ``−objective``.
     """
     if windows is None:
         windows = start_windows(instance)
     classes = request_classes(instance, aggregate)
-    windows_c = class_windows(instance, windows, classes)
-    T = int(windows.horizon)
+    windows_c = class_windows(windows, classes)
+    times = memory_times(classes, windows_c)
+    origin = min((r.arrival for r in instance.requests), default=0)
 
-    c, offset = eq22_objective(classes, T, instance.M)
-    (rows, cols, vals), row_lower, row_upper, row_names = eq23_dual_constraints(classes, windows_c, T)
-    col_lower, col_upper = eq24_nonnegativity(len(classes), T)
-    n_cols = len(classes) + T
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(row_names), n_cols))
-    col_names = tuple([f"y[{cl.ids[0]}]" for cl in classes] + [f"lambda[t={t}]" for t in range(1, T + 1)])
-    n_y = len(classes)
-
-    def decode(x: np.ndarray) -> DualSolution:
-        lam = np.zeros(T + 1)
-        lam[1:] = np.maximum(np.asarray(x[n_y:], dtype=float), 0.0)
-        return DualSolution({cl.ids[0]: float(x[i]) for i, cl in enumerate(classes)}, lam)
-
+    c, offset = eq22_objective(classes, times, instance.M, origin)
+    (rows, cols, vals), row_lower, row_upper, labels = eq23_dual_constraints(classes, windows_c, times, origin)
+    col_lower, col_upper = eq24_nonnegativity(len(classes), len(times))
+    n_y, n_rows = len(classes), len(row_upper)
+    n_cols = n_y + len(times)
     return CanonicalModel(
         name=f"hindsight_dual[{instance.name or 'instance'}]",
         c=c,
         offset=offset,
-        A=A,
+        A=sp.csr_matrix((vals, (rows, cols)), shape=(n_rows, n_cols)),
         row_lower=row_lower,
         row_upper=row_upper,
         col_lower=col_lower,
         col_upper=col_upper,
         integer=np.zeros(n_cols, dtype=bool),
-        col_names=col_names,
-        row_names=tuple(row_names),
-        decode=decode,
-        meta={"horizon": T, "windows": windows.reason, "classes": len(classes), "M": instance.M,
-              "sense": "minimises the negated dual objective; dual optimum = -objective"},
+        row_blocks=(Block("eq23_dual", 0, n_rows, labels),),
+        col_blocks=(Block("y", 0, n_y, {"class": np.arange(n_y)}), Block("lambda", n_y, n_cols, {"t": times})),
     )
-
-
-def dual_value(result: SolveResult) -> float | None:
-    """The dual objective (22) of a solve of :func:`formulate_dual` (``−objective``), or ``None``."""
-    return None if result.objective is None else -float(result.objective)
-
-
-def lambda_from_lp_duals(primal_model: CanonicalModel, duals: np.ndarray, tol: float = 1e-4) -> np.ndarray:
-    """Map the row duals of the primal LP's memory rows to ``λ_t >= 0``.
-
-    HiGHS reports row duals as ``∂ objective / ∂ row bound`` for a minimisation; a
-    binding ``<= M`` row has a dual ``<= 0``, so ``λ_t = −dual(eq3_memory[t])``.
-    Rows are recognised by their names ``eq3_memory[t=..]``.
-
-    Parameters
-    ----------
-    primal_model : CanonicalModel
-        The (relaxed) hindsight model whose LP was solved.
-    duals : ndarray
-        Row duals, in the model's row order.
-    tol : float
-        Wrong-sign duals down to ``tol`` (solver round-off: HiGHS's dual feasibility
-        tolerance is 1e-7 on the *scaled* model) are clamped to 0. Any ``λ >= 0`` is a valid
-        certificate, and the checker recomputes the bound from the clamped ``λ``.
-
-    Returns
-    -------
-    ndarray
-        ``lam[t] = λ_t`` for ``t = 0 … T`` (0 where the primal has no memory row).
-
-    Raises
-    ------
-    ValueError
-        On a length mismatch, or a memory-row dual of the wrong sign beyond ``tol``.
-    """
-    duals = np.asarray(duals, dtype=float)
-    if duals.size != primal_model.n_rows:
-        raise ValueError(f"{duals.size} duals for a model with {primal_model.n_rows} rows")
-    times: list[int] = []
-    rows: list[int] = []
-    for r, name in enumerate(primal_model.row_names):
-        m = _MEMORY_ROW.match(name)
-        if m:
-            times.append(int(m.group(1)))
-            rows.append(r)
-    horizon = int(primal_model.meta.get("horizon", max(times, default=0)))
-    lam = np.zeros(max([horizon, *times]) + 1)
-    for t, r in zip(times, rows, strict=True):
-        v = -duals[r]
-        if v < -tol:
-            raise ValueError(f"memory row at t={t} has dual {duals[r]!r} of the wrong sign for a <= row")
-        lam[t] = max(v, 0.0)
-    return lam

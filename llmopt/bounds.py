@@ -1,50 +1,96 @@
 """Lower-bound providers on the hindsight optimum, each with its certificate (DESIGN §3).
 
-A provider is a function ``(instance, windows=None, time_limit=None) -> BoundResult``
-registered in :data:`BOUNDS` (third-party providers join through the entry-point group
-``llmopt.bounds``). Every value is re-derived by the independent checker
-(:func:`llmopt.checker.check_lower_bound_certificate`) from a dual vector ``λ >= 0`` and
-the Instance alone, so a reported bound never rests on a solver's word.
+A provider is a function ``(instance, context: BoundContext) -> BoundResult`` registered
+in :data:`BOUNDS` (third-party providers join through the entry-point group
+``llmopt.bounds``). Providers turn solver output into multipliers ``λ >= 0`` of the
+memory rows; the independent checker (:func:`llmopt.checker.check_lower_bound_certificate`)
+turns ``λ`` into the number that is reported, over start windows it derives itself from
+the instance and the verified upper-bound schedule in the context. So a reported bound
+never rests on a solver's word, nor on windows handed in by the caller.
 
-Validity. A bound computed over start windows ``K_i`` bounds the optimum *of the
-schedules whose starts lie in those windows*. It is a lower bound on OPT only when the
-windows provably contain the starts of some optimal schedule.
-:func:`llmopt.formulations.hindsight_ip.start_windows` produces only such windows (the
-completion horizon ``T_c = max a + Σ o``, and waits ``<= U − Σ o`` given a feasible
-schedule of TEL ``U``; proofs in its docstring); hand-made windows carry no such
-guarantee. ``windows=None`` means ``start_windows(instance)``.
+``value`` is the checker's number (valid by weak duality whatever ``λ`` is);
+``verified`` says whether it reproduces what the provider claimed (the LP optimum, the
+closed-form ``D``) within :data:`llmopt.tolerance.AGREEMENT_RTOL` — a disagreement means a
+bug or a corrupted certificate, and is reported.
 
 Providers:
 
 ``lp``
-    LP relaxation of the hindsight IP (1)–(4) solved with HiGHS; the memory-row duals
-    give ``λ``; the checker's value is the bound. ``verified`` when it agrees with the LP
-    optimum within ``1e-6`` relative (strong duality, re-derived independently).
+    LP relaxation of the hindsight IP (1)–(4) solved by any solver with LP duals; the
+    memory-row duals give ``λ``.
+``dual-lp``
+    The explicit dual (22)–(24) solved as an LP; its ``λ`` columns are the certificate.
 ``closed-form-dual``
     J App. B.3 (25)–(27) for identical requests all arriving at 0, with the exact
-    ``Σ_t λ_t`` (never the paper's approximation, DIGEST I-14), re-checked by the checker.
+    ``Σ_t λ_t`` (never the paper's approximation, DIGEST I-14).
+``sum-of-outputs``
+    ``Σ o_i`` (every request runs ``o_i`` steps): the checker's value for ``λ = 0``.
+
+Dominance (each proved where it is computed): ``lp`` = ``dual-lp`` (strong duality) ``>=``
+``closed-form-dual`` (a feasible dual point) and ``>= sum-of-outputs`` (``λ = 0`` is a dual
+point); the solver's MIP bound (kept by the pipeline, certificate
+``mip-bound-from-solver``) is at least the LP at the root.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from llmopt.checker import check_lower_bound_certificate
+from llmopt.checker import CertificateError, check_lower_bound_certificate, check_schedule
 from llmopt.instance import Instance
+from llmopt.model import CanonicalModel, ModelTooLarge
 from llmopt.registry import Registry
 from llmopt.result import SolveStatus
+from llmopt.tolerance import LAMBDA_DUAL_TOL, agree
+from llmopt.windows import StartWindows, start_windows
 
-if TYPE_CHECKING:
-    from llmopt.formulations.hindsight_ip import StartWindows
+__all__ = [
+    "BoundContext",
+    "BoundResult",
+    "BoundProvider",
+    "BOUNDS",
+    "lp_bound",
+    "dual_lp_bound",
+    "closed_form_dual_bound",
+    "sum_of_outputs_bound",
+    "compute_bound",
+    "run_bound",
+    "lambda_from_lp_duals",
+]
 
-__all__ = ["BoundResult", "BoundProvider", "BOUNDS", "lp_bound", "closed_form_dual_bound", "compute_bound"]
 
-#: Relative tolerance for "the checker's bound equals the LP optimum".
-AGREEMENT_RTOL = 1e-6
+@dataclass(frozen=True)
+class BoundContext:
+    """What a bound provider may use besides the instance.
+
+    Attributes
+    ----------
+    upper_bound_starts : mapping, optional
+        A schedule the pipeline verified; the checker verifies it again and derives its
+        start windows from its TEL.
+    windows : StartWindows, optional
+        The windows the pipeline's model was built on; a provider that builds an LP uses
+        them (default: :func:`~llmopt.windows.start_windows` from ``upper_bound_starts``).
+    solver : str, optional
+        Preferred solver; a provider picks any available solver with the capabilities it
+        needs (:func:`llmopt.solvers.pick_solver`), trying this one first.
+    time_limit : float, optional
+        Seconds for any solve the provider runs.
+    threads : int
+    max_nnz : int, optional
+        Largest model a provider may build; a larger one is skipped with its size in ``detail``.
+    """
+
+    upper_bound_starts: Mapping[str, int] | None = None
+    windows: StartWindows | None = None
+    solver: str | None = None
+    time_limit: float | None = None
+    threads: int = 1
+    max_nnz: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,15 +102,17 @@ class BoundResult:
     name : str
         Provider name.
     value : float or None
-        The bound (``None`` when the provider could not produce one).
+        The checker's bound (``None`` when the provider could not produce a certificate).
     certificate : str
-        What certifies it: ``"lp-dual-checked"``, ``"closed-form-dual-checked"``,
-        ``"mip-bound-from-solver"``, or ``"none"``.
+        What certifies it: ``"lp-dual-checked"``, ``"dual-lp-checked"``,
+        ``"closed-form-dual-checked"``, ``"sum-of-outputs"``, or ``"none"``.
     verified : bool
-        ``True`` when the independent checker re-derived the value and it matched the
-        provider's own computation.
+        ``True`` when the checker's value reproduces ``claimed`` within the agreement tolerance.
     detail : str
-        Human-readable account (solver status, the two values compared, windows).
+        Human-readable account (solver status, the two values compared, windows, why not).
+    claimed : float or None
+        The provider's own value (LP optimum, closed-form ``D``) before the checker.
+    runtime_s : float
     """
 
     name: str
@@ -72,109 +120,188 @@ class BoundResult:
     certificate: str
     verified: bool
     detail: str
+    claimed: float | None = None
+    runtime_s: float = 0.0
 
 
-BoundProvider = Callable[..., BoundResult]
+BoundProvider = Callable[[Instance, BoundContext], BoundResult]
 
 BOUNDS: Registry[BoundProvider] = Registry("bound", "llmopt.bounds")
 
 
-def _agree(a: float, b: float) -> bool:
-    return abs(a - b) <= AGREEMENT_RTOL * max(1.0, abs(a), abs(b))
+def lambda_from_lp_duals(model: CanonicalModel, duals: np.ndarray,
+                         tol: float = LAMBDA_DUAL_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """``(times, λ)`` from the row duals of the hindsight LP's ``eq3_memory`` block.
 
+    Solver adapters report row duals as ``∂ objective / ∂ row bound`` for a minimisation
+    (HiGHS convention), so a binding ``<= M`` row has a dual ``<= 0`` and
+    ``λ_t = −dual``. Wrong-sign values down to ``tol`` are round-off and become 0.
 
-def lp_bound(
-    instance: Instance,
-    windows: StartWindows | None = None,
-    time_limit: float | None = None,
-) -> BoundResult:
-    """LP-relaxation bound, certified by its memory-row duals.
-
-    Solves the LP relaxation of :func:`~llmopt.formulations.hindsight_ip.formulate`
-    with HiGHS, maps the memory-row duals to ``λ`` and returns the bound the checker
-    recomputes from ``λ`` and the instance. The columns' upper bounds ``x <= |c|`` are
-    dropped before solving: they are implied by the assignment rows and ``x >= 0``, so
-    the LP is unchanged, and without them the row duals alone form a dual-feasible
-    solution (no reduced cost hides in a bound).
-
-    Parameters
-    ----------
-    instance : Instance
-    windows : StartWindows, optional
-        Default :func:`~llmopt.formulations.hindsight_ip.start_windows`. The bound is
-        valid for OPT only if the windows contain an optimal schedule.
-    time_limit : float, optional
-        Seconds for the LP solve.
-
-    Returns
-    -------
-    BoundResult
-        ``certificate="lp-dual-checked"``; ``verified`` when the checker's value equals
-        the LP optimum within 1e-6 relative. ``value=None`` if the LP was not solved.
+    Raises
+    ------
+    ValueError
+        On a length mismatch, or a memory-row dual of the wrong sign beyond ``tol``.
     """
-    from llmopt.formulations.dual import lambda_from_lp_duals
-    from llmopt.formulations.hindsight_ip import formulate, start_windows
-    from llmopt.solvers.highs import HighsSolver
+    duals = np.asarray(duals, dtype=float)
+    if duals.size != model.n_rows:
+        raise ValueError(f"{duals.size} duals for a model with {model.n_rows} rows")
+    block = model.rows("eq3_memory")
+    lam = -duals[block.slice]
+    bad = lam < -tol
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"memory row at t={int(block.labels['t'][i])} has dual {-lam[i]!r} "
+                         "of the wrong sign for a <= row")
+    return block.labels["t"], np.maximum(lam, 0.0)
 
-    if windows is None:
-        windows = start_windows(instance)
+
+def _windows(instance: Instance, ctx: BoundContext) -> StartWindows:
+    if ctx.windows is not None:
+        return ctx.windows
+    if ctx.upper_bound_starts is None:
+        return start_windows(instance)
+    report = check_schedule(instance, ctx.upper_bound_starts)
+    if not report.ok or report.tel is None:
+        raise CertificateError(f"the upper-bound schedule is rejected by the checker: {report.violations[0]}")
+    return start_windows(instance, report.tel)
+
+
+def _too_large(name: str, instance: Instance, windows: StartWindows, ctx: BoundContext, t0: float
+               ) -> BoundResult | None:
+    """A ``value=None`` result if the hindsight LP over ``windows`` exceeds ``ctx.max_nnz``."""
+    from llmopt.formulations.hindsight_ip import estimate_size
+
+    if ctx.max_nnz is None:
+        return None
+    size = estimate_size(instance, windows)
+    if size.nnz <= ctx.max_nnz:
+        return None
+    return _no_bound(name, f"skipped: {ModelTooLarge('its LP', size, ctx.max_nnz)}", t0)
+
+
+def _certify(name: str, certificate: str, instance: Instance, lam: tuple[np.ndarray, np.ndarray],
+             ctx: BoundContext, claimed: float, what: str, t0: float) -> BoundResult:
+    value = check_lower_bound_certificate(instance, lam, ctx.upper_bound_starts)
+    ok = agree(value, claimed)
+    detail = (f"checker {value:.9g} vs {what} {claimed:.9g} ({'agree' if ok else 'DISAGREE: not verified'})")
+    return BoundResult(name, value, certificate, ok, detail, claimed, time.perf_counter() - t0)
+
+
+def _no_bound(name: str, why: str, t0: float) -> BoundResult:
+    return BoundResult(name, None, "none", False, why, None, time.perf_counter() - t0)
+
+
+def lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """LP-relaxation bound of the hindsight IP (1)–(4), certified by its memory-row duals.
+
+    The LP is built over the context's windows; the columns' upper bounds ``x <= |c|`` are
+    dropped before solving: they are implied by the assignment rows and ``x >= 0``, so the
+    LP is unchanged, and without them the row duals alone form a dual-feasible solution
+    (no reduced cost hides in a bound). The solver is any available one with LP duals.
+    """
+    from llmopt.formulations.hindsight_ip import formulate
+    from llmopt.solvers import Capability, get_solver, pick_solver
+
+    ctx = ctx or BoundContext()
+    t0 = time.perf_counter()
+    name = pick_solver(Capability.LP_DUALS, prefer=ctx.solver)
+    if name is None:
+        return _no_bound("lp", "no available solver returns LP duals", t0)
+    windows = _windows(instance, ctx)
+    skipped = _too_large("lp", instance, windows, ctx, t0)
+    if skipped is not None:
+        return skipped
     model = formulate(instance, windows).relax()
     model = replace(model, col_upper=np.full(model.n_cols, np.inf))
-    res = HighsSolver().solve(model, time_limit=time_limit)
+    res = get_solver(name).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
     if res.status is not SolveStatus.OPTIMAL or res.duals is None or res.objective is None:
-        return BoundResult("lp", None, "none", False, f"LP not solved: {res.status} {res.message}".strip())
+        return _no_bound("lp", f"LP not solved by {name}: {res.status} {res.message}".strip(), t0)
     lam = lambda_from_lp_duals(model, res.duals)
-    value = check_lower_bound_certificate(instance, lam, windows)
-    ok = _agree(value, res.objective)
-    detail = (f"checker bound {value:.9g} vs LP optimum {res.objective:.9g} "
-              f"({'agree' if ok else 'DISAGREE'}); windows {windows.reason}; {res.runtime_s:.3f}s")
-    return BoundResult("lp", value, "lp-dual-checked", ok, detail)
+    return _certify("lp", "lp-dual-checked", instance, lam, ctx, res.objective, f"LP optimum ({name})", t0)
 
 
-def closed_form_dual_bound(
-    instance: Instance,
-    windows: StartWindows | None = None,
-    time_limit: float | None = None,
-) -> BoundResult:
+def dual_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """The explicit dual LP (22)–(24), solved; its ``λ`` columns are the certificate.
+
+    By strong duality its optimum equals the LP relaxation's, so this cross-checks ``lp``
+    with a model written independently from the dual side.
+    """
+    from llmopt.formulations.dual import formulate_dual
+    from llmopt.solvers import get_solver, pick_solver
+
+    ctx = ctx or BoundContext()
+    t0 = time.perf_counter()
+    name = pick_solver(prefer=ctx.solver)
+    if name is None:
+        return _no_bound("dual-lp", "no solver is available", t0)
+    windows = _windows(instance, ctx)
+    skipped = _too_large("dual-lp", instance, windows, ctx, t0)
+    if skipped is not None:
+        return skipped
+    model = formulate_dual(instance, windows)
+    res = get_solver(name).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
+    if res.status is not SolveStatus.OPTIMAL or res.x is None or res.objective is None:
+        return _no_bound("dual-lp", f"dual LP not solved by {name}: {res.status} {res.message}".strip(), t0)
+    block = model.cols("lambda")
+    lam = (block.labels["t"], np.maximum(res.x[block.slice], 0.0))
+    return _certify("dual-lp", "dual-lp-checked", instance, lam, ctx, -res.objective,
+                    f"dual LP optimum ({name})", t0)
+
+
+def closed_form_dual_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
     """Closed-form dual bound (25)–(27) for identical requests all arriving at 0.
 
-    ``windows`` and ``time_limit`` are ignored: the bound uses its own windows
-    ``0 … n·o − o``, which contain an optimal schedule (``n·o = T_c`` here), so it is
-    valid for OPT whatever windows the caller uses.
-
-    Returns
-    -------
-    BoundResult
-        ``value=None`` with the reason in ``detail`` when the instance is not
-        identical-requests-at-0; otherwise ``min(D, checked)`` with
-        ``certificate="closed-form-dual-checked"`` and ``verified`` when the checker's
-        value is at least ``D`` (Lemma B.1) up to round-off.
+    ``λ`` of (27) is handed to the checker with no upper-bound schedule: its windows are then
+    ``0 … T_c − o`` with ``T_c = n·o``, the closed form's own horizon. By Lemma B.1 the
+    checker's value is at least the exact ``D``; ``verified`` when it is (up to round-off).
     """
-    from llmopt.formulations.closed_form_dual import closed_form_check
+    from llmopt.formulations.closed_form_dual import closed_form_dual, identical_parameters
 
+    t0 = time.perf_counter()
     try:
-        cf, checked = closed_form_check(instance)
+        n, s, o, M = identical_parameters(instance)
     except ValueError as exc:
-        return BoundResult("closed-form-dual", None, "none", False, str(exc))
-    ok = checked >= cf.bound - AGREEMENT_RTOL * max(1.0, abs(cf.bound))
-    detail = (f"D = {cf.bound:.9g} (exact Σλ over t=1..{cf.horizon}), checker {checked:.9g}; "
+        return _no_bound("closed-form-dual", str(exc), t0)
+    cf = closed_form_dual(n, s, o, M)
+    checked = check_lower_bound_certificate(instance, cf.lambda_by_time())
+    ok = checked >= cf.bound or agree(checked, cf.bound)
+    detail = (f"checker {checked:.9g} vs exact D = {cf.bound:.9g} over t=1..{cf.horizon} "
+              f"({'checker >= D' if ok else 'checker < D: Lemma B.1 fails, not verified'}); "
               f"ȳ = {cf.ybar:.6g}, λ_1 = {cf.lambda_1:.6g}")
-    return BoundResult("closed-form-dual", min(cf.bound, checked), "closed-form-dual-checked", ok, detail)
+    return BoundResult("closed-form-dual", checked, "closed-form-dual-checked", ok, detail, cf.bound,
+                       time.perf_counter() - t0)
 
 
-def compute_bound(
-    name: str,
-    instance: Instance,
-    windows: StartWindows | None = None,
-    time_limit: float | None = None,
-) -> BoundResult:
+def sum_of_outputs_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """``TEL >= Σ o_i``: the checker's bound for ``λ = 0`` (every request waits at least 0)."""
+    t0 = time.perf_counter()
+    value = check_lower_bound_certificate(instance, {})
+    ok = agree(value, float(instance.total_output))
+    return BoundResult("sum-of-outputs", value, "sum-of-outputs", ok, f"Σ o = {instance.total_output}",
+                       float(instance.total_output), time.perf_counter() - t0)
+
+
+def compute_bound(name: str, instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
     """Run the registered bound provider ``name``."""
-    return BOUNDS.get(name)(instance, windows=windows, time_limit=time_limit)
+    return BOUNDS.get(name)(instance, ctx or BoundContext())
+
+
+def run_bound(name: str, instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """Like :func:`compute_bound`, but a provider that fails returns ``value=None`` with the reason
+    in ``detail`` instead of raising (a failing bound must not lose what a run already found).
+    ``KeyboardInterrupt`` still propagates."""
+    t0 = time.perf_counter()
+    try:
+        return compute_bound(name, instance, ctx)
+    except Exception as exc:
+        return _no_bound(name, f"failed: {type(exc).__name__}: {exc}", t0)
 
 
 BOUNDS.register("lp", "llmopt.bounds:lp_bound", "LP relaxation of the hindsight IP, certified by its duals")
+BOUNDS.register("dual-lp", "llmopt.bounds:dual_lp_bound", "explicit dual LP (22)-(24), certified by its λ")
 BOUNDS.register(
     "closed-form-dual",
     "llmopt.bounds:closed_form_dual_bound",
     "J App. B.3 closed-form dual (25)-(27), identical requests at 0, exact sum",
 )
+BOUNDS.register("sum-of-outputs", "llmopt.bounds:sum_of_outputs_bound", "TEL >= Σ o_i")

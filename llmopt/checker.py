@@ -3,8 +3,10 @@
 DESIGN §3 ("Checker"): every schedule and every solver solution is re-verified from the
 :class:`~llmopt.instance.Instance` alone, and every lower bound carries what certifies it.
 To stay independent this module imports nothing from the simulator, the policies, the
-look-ahead module or the formulations — only :mod:`llmopt.instance`, numpy and the
-standard library. Its memory accounting is written from the model of DESIGN §1 directly:
+look-ahead module or the formulations — only :mod:`llmopt.instance`, the constants of
+:mod:`llmopt.tolerance` (a leaf module), numpy and the standard library. It is the only
+place where solver output becomes a *certified* number. Its memory accounting is written
+from the model of DESIGN §1 directly:
 
 * a request that starts at step ``k`` completes at ``c = k + o`` and holds
   ``s + (t − k)`` KV-cache tokens at every integer time ``t = k+1 … k+o`` (0 otherwise);
@@ -15,24 +17,31 @@ standard library. Its memory accounting is written from the model of DESIGN §1 
 Two checks are provided:
 
 :func:`check_schedule`
-    Feasibility and TEL of a non-preemptive schedule ``{request id: start}``.
+    Feasibility and TEL of a schedule ``{request id: final start}`` and its evictions, if
+    any (the memory an evicted run held before its eviction counts). The time axis is
+    sparse, so arrivals may be Unix timestamps and outputs millions of tokens long.
 :func:`check_lower_bound_certificate`
     The weak-duality lower bound certified by a vector ``λ >= 0`` of memory-row
-    multipliers (DIGEST §1.3, "General dual").
+    multipliers (DIGEST §1.3, "General dual"), over start windows this module derives
+    itself (:func:`certified_windows`) from the instance and a schedule it has verified —
+    never from windows handed in by the caller.
 """
 
 from __future__ import annotations
 
+import bisect
 import numbers
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from llmopt.instance import Instance
+from llmopt.tolerance import LAMBDA_CHECK_TOL
 
-__all__ = ["CheckReport", "check_schedule", "check_lower_bound_certificate", "certificate_horizon"]
+__all__ = ["CheckReport", "CertificateError", "check_schedule", "check_lower_bound_certificate", "certificate_horizon",
+           "certified_windows"]
 
 #: How many violations a :class:`CheckReport` lists before summarising the rest.
 MAX_VIOLATIONS = 20
@@ -49,28 +58,62 @@ class CheckReport:
     ok : bool
         ``True`` iff the schedule is feasible for the instance.
     tel : int or None
-        Total end-to-end latency recomputed from the instance; ``None`` unless ``ok``
-        (an infeasible schedule has no verified TEL).
+        Total end-to-end latency recomputed from the instance (arrival to final
+        completion); ``None`` unless ``ok`` (an infeasible schedule has no verified TEL).
     violations : tuple of str
         The first :data:`MAX_VIOLATIONS` violations, human readable; a last entry
         ``"... and N more violations"`` summarises the rest.
-    memory : tuple of int
-        ``memory[t-1]`` is the KV-cache usage at integer time ``t = 1 … makespan``
-        (computed from every request that has an integer start, feasible or not).
     makespan : int
         Largest completion time ``k_i + o_i`` (0 when no request has a valid start).
+    origin : int
+        Time the memory trace starts from: the first arrival (or an earlier start).
+    recomputed_tokens : int
+        Tokens thrown away by the evictions checked.
+    segments : tuple of (b, C, S)
+        The memory profile, sparse: usage is ``C + S·(τ − origin)`` for
+        ``b < τ − origin <= b'`` (``b'`` the next breakpoint), 0 outside. Computed from
+        every run with an integer start (aborted runs included), feasible or not.
     """
 
     ok: bool
     tel: int | None
     violations: tuple[str, ...]
-    memory: tuple[int, ...]
     makespan: int
+    origin: int = 0
+    recomputed_tokens: int = 0
+    segments: tuple[tuple[int, int, int], ...] = field(default=(), repr=False)
+
+    def memory_at(self, t: int) -> int:
+        """KV-cache usage at absolute integer time ``t``."""
+        rel = t - self.origin
+        i = bisect.bisect_left(self.segments, (rel,)) - 1  # b_i < rel <= b_{i+1}
+        if i < 0 or i + 1 >= len(self.segments):
+            return 0
+        _, c, s = self.segments[i]
+        return c + s * rel
+
+    @property
+    def memory(self) -> tuple[int, ...]:
+        """Dense usage at ``origin + 1 … makespan`` (for an instance whose first arrival is 0:
+        ``memory[t-1]`` is the usage at time ``t``). Materialised on demand; prefer
+        :meth:`memory_at` and :attr:`peak_memory` on long horizons."""
+        out: list[int] = []
+        segs = self.segments
+        for i in range(len(segs) - 1):
+            b, c, s = segs[i]
+            hi = min(segs[i + 1][0], self.makespan - self.origin)
+            if len(out) < b:
+                out.extend([0] * (b - len(out)))
+            if hi > b:
+                out.extend(c + s * rel for rel in range(b + 1, hi + 1))
+        out.extend([0] * (self.makespan - self.origin - len(out)))
+        return tuple(out)
 
     @property
     def peak_memory(self) -> int:
-        """Largest usage over ``t = 1 … makespan`` (0 for an empty schedule)."""
-        return max(self.memory, default=0)
+        """Largest usage at any time (0 for an empty schedule)."""
+        segs = self.segments
+        return max((segs[i][1] + segs[i][2] * segs[i + 1][0] for i in range(len(segs) - 1)), default=0)
 
 
 def _as_start(value: Any) -> tuple[int | None, str | None]:
@@ -88,47 +131,76 @@ def _as_start(value: Any) -> tuple[int | None, str | None]:
     return int(value), None
 
 
-def check_schedule(instance: Instance, starts: Mapping[str, Any]) -> CheckReport:
-    """Verify a schedule ``{request id: start step}`` against ``instance`` (DESIGN §1).
+def _as_eviction(item: Any) -> tuple[Any, Any, Any]:
+    """``(t, id, tokens_lost)`` of an eviction given as an object, a mapping or a triple."""
+    if isinstance(item, Mapping):
+        return item.get("t"), item.get("id"), item.get("tokens_lost")
+    if isinstance(item, (tuple, list)) and len(item) == 3:
+        return item[0], item[1], item[2]
+    return getattr(item, "t", None), getattr(item, "id", None), getattr(item, "tokens_lost", None)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def check_schedule(
+    instance: Instance, starts: Mapping[str, Any], *, evictions: Any = None, max_violations: int | None = MAX_VIOLATIONS
+) -> CheckReport:
+    """Verify a schedule against ``instance`` (DESIGN §1): final starts, and evictions if any.
 
     Checks, from the instance alone:
 
-    1. every request of the instance has exactly one start, and it is an integer
+    1. every request of the instance has exactly one final start, and it is an integer
        (a value may also be a one-element sequence; longer sequences are rejected);
-    2. no start names an id that is not in the instance;
-    3. ``k_i >= a_i`` for every request;
-    4. the KV-cache usage ``Σ_i usage_i(t) <= M`` at every integer time ``t``, where a
-       request started at ``k`` uses ``s_i + (t − k)`` at ``t = k+1 … k+o_i``.
+    2. no start or eviction names an id that is not in the instance;
+    3. ``k_i >= a_i`` for every run (aborted runs included);
+    4. every eviction ``(t, id, tokens_lost)`` describes an aborted run
+       ``(t − tokens_lost, t]`` with ``1 <= tokens_lost <= o_i − 1`` (a run that produced
+       ``o_i`` tokens completed), and a request's runs do not overlap and all end by its
+       final start;
+    5. the KV-cache usage ``Σ usage(t) <= M`` at every integer time ``t``, where a run
+       started at ``k`` uses ``s_i + (t − k)`` at ``t = k+1 … end`` (``end = k + o_i`` for
+       the final run, the eviction step for an aborted one) — so the memory an evicted
+       run held before its eviction counts.
 
-    Non-preemption needs no separate check: a request with a single start ``k`` runs
-    the ``o_i`` consecutive steps ``k … k+o_i−1`` by definition of the usage above, so
-    a schedule given by one start per request cannot interrupt any request. (Schedules
-    with evictions are checked through the start of each request's final run; the memory
-    held by aborted runs before an eviction is not part of this check.)
+    Non-preemption needs no separate check: a run started at ``k`` holds the ``o_i``
+    consecutive steps ``k … k+o_i−1`` (or until its eviction) by definition of the usage
+    above. ``TEL = Σ_i (k_i + o_i − a_i)`` with ``k_i`` the final start.
 
-    The memory profile is computed with difference arrays: a start at ``k`` adds
-    ``(s − k)`` to a constant part and ``1`` to a slope part on ``(k, k+o]``, and
-    ``usage(t) = D0(t) + t·D1(t)`` with ``D0``, ``D1`` the prefix sums.
+    The memory profile is sparse: a run ``(k, end]`` adds ``(s − k)`` to a constant part and
+    ``1`` to a slope part, so between consecutive breakpoints (run starts and ends) the
+    usage is ``C + S·t`` with ``S >= 0``; it is checked at every integer time through the
+    segment's right end, and the overflowing times of a segment are counted in closed
+    form. Nothing is proportional to the time span (arrivals may be Unix timestamps).
 
     Parameters
     ----------
     instance : Instance
     starts : mapping of str to int
-        Start step of every request.
+        Final start step of every request.
+    evictions : iterable, optional
+        Evictions as objects with ``t``, ``id``, ``tokens_lost`` (e.g.
+        :class:`llmopt.schedule.Eviction`), mappings with those keys (the JSON of
+        ``Schedule.to_dict()``), or ``(t, id, tokens_lost)`` triples.
+    max_violations : int or None
+        How many violations to list before summarising the rest in one last entry
+        (default :data:`MAX_VIOLATIONS`; ``None`` lists them all).
 
     Returns
     -------
     CheckReport
         ``ok`` and the recomputed ``tel`` (``None`` unless feasible), the violations,
-        the memory profile at ``t = 1 … makespan`` and the makespan.
+        the sparse memory profile, the makespan and the recomputed tokens.
     """
     violations: list[str] = []
     n_violations = 0
+    cap = float("inf") if max_violations is None else max(1, max_violations)
 
     def report(msg: str) -> None:
         nonlocal n_violations
         n_violations += 1
-        if len(violations) < MAX_VIOLATIONS:
+        if len(violations) < cap:
             violations.append(msg)
 
     known = set(instance.ids)
@@ -136,10 +208,7 @@ def check_schedule(instance: Instance, starts: Mapping[str, Any]) -> CheckReport
         if rid not in known:
             report(f"unknown request id {rid!r} (not in the instance)")
 
-    ids: list[str] = []
-    ks: list[int] = []
-    ss: list[int] = []
-    os_: list[int] = []
+    final: dict[str, int] = {}
     tel = 0
     for r in instance.requests:
         if r.id not in starts:
@@ -151,49 +220,105 @@ def check_schedule(instance: Instance, starts: Mapping[str, Any]) -> CheckReport
             continue
         if k < r.arrival:
             report(f"request {r.id!r} starts at {k} before its arrival {r.arrival}")
-        ids.append(r.id)
-        ks.append(k)
-        ss.append(r.prompt)
-        os_.append(r.output)
+        final[r.id] = k
         tel += k + r.output - r.arrival
 
-    memory: tuple[int, ...] = ()
-    makespan = 0
-    if ks:
-        k_arr = np.asarray(ks, dtype=np.int64)
-        s_arr = np.asarray(ss, dtype=np.int64)
-        o_arr = np.asarray(os_, dtype=np.int64)
-        end = k_arr + o_arr
-        makespan = max(int(end.max()), 0)
-        base = min(int(k_arr.min()), 0)  # early starts may be negative; shift the time axis
-        size = makespan - base + 2
-        d0 = np.zeros(size, dtype=np.int64)
-        d1 = np.zeros(size, dtype=np.int64)
-        np.add.at(d0, k_arr + 1 - base, s_arr - k_arr)
-        np.add.at(d0, end + 1 - base, -(s_arr - k_arr))
-        np.add.at(d1, k_arr + 1 - base, 1)
-        np.add.at(d1, end + 1 - base, -1)
-        times = np.arange(base, base + size, dtype=np.int64)
-        usage = np.cumsum(d0) + times * np.cumsum(d1)
-        mem = usage[1 - base: makespan + 1 - base]  # t = 1 … makespan
-        memory = tuple(int(u) for u in mem)
-        for idx in np.flatnonzero(mem > instance.M):
-            t = int(idx) + 1
-            running = [ids[j] for j in range(len(ids)) if ks[j] < t <= ks[j] + os_[j]]
-            names = ", ".join(running[:_MAX_NAMED]) + (", ..." if len(running) > _MAX_NAMED else "")
-            report(f"memory at time {t} is {int(mem[idx])} > M = {instance.M} (running: {names})")
-            if n_violations > MAX_VIOLATIONS:
-                n_violations += int(np.count_nonzero(mem[idx + 1:] > instance.M))
-                break
+    aborted: dict[str, list[tuple[int, int]]] = {}
+    recomputed = 0
+    for j, item in enumerate(evictions or ()):
+        t, rid, lost = _as_eviction(item)
+        where = f"eviction #{j} ({rid!r} at {t!r})"
+        if not isinstance(rid, str) or rid not in known:
+            report(f"{where}: unknown request id {rid!r} (not in the instance)")
+            continue
+        if not _is_int(t) or not _is_int(lost):
+            report(f"{where}: t and tokens_lost must be integers, got {t!r} and {lost!r}")
+            continue
+        r = instance.by_id(rid)
+        t, lost = int(t), int(lost)
+        if not 1 <= lost <= r.output - 1:
+            report(f"{where}: tokens_lost = {lost}, but an aborted run of request {rid!r} produces "
+                   f"1 … {r.output - 1} tokens (o = {r.output})")
+            continue
+        if t - lost < r.arrival:
+            report(f"{where}: the aborted run starts at {t - lost} before the arrival {r.arrival}")
+        aborted.setdefault(rid, []).append((t - lost, t))
+        recomputed += lost
+
+    run_ids: list[str] = []
+    run_k: list[int] = []
+    run_end: list[int] = []
+    run_s: list[int] = []
+    for r in instance.requests:
+        runs = sorted(aborted.get(r.id, ()))
+        for (k0, e0), (k1, _e1) in zip(runs, runs[1:]):
+            if k1 < e0:
+                report(f"request {r.id!r}: aborted runs ({k0}, {e0}] and ({k1}, {_e1}] overlap")
+        if r.id in final and runs and runs[-1][1] > final[r.id]:
+            k_last, e_last = max(runs, key=lambda run: run[1])
+            report(f"request {r.id!r}: aborted run ({k_last}, {e_last}] ends after its final start {final[r.id]}")
+        if r.id in final:
+            runs.append((final[r.id], final[r.id] + r.output))
+        for k, e in runs:
+            run_ids.append(r.id)
+            run_k.append(k)
+            run_end.append(e)
+            run_s.append(r.prompt)
+
+    makespan = max((final[r.id] + r.output for r in instance.requests if r.id in final), default=0)
+    makespan = max(makespan, 0)
+    first = min((r.arrival for r in instance.requests), default=0)
+    origin = min([first, *run_k]) if run_k else first
+    segments: tuple[tuple[int, int, int], ...] = ()
+    if run_k:
+        k_arr = np.asarray(run_k, dtype=np.int64) - origin  # times relative to the origin: small numbers
+        e_arr = np.asarray(run_end, dtype=np.int64) - origin
+        base = np.asarray(run_s, dtype=np.int64) - k_arr
+        bps, inv = np.unique(np.concatenate([k_arr, e_arr]), return_inverse=True)
+        dc = np.zeros(bps.size, dtype=np.int64)
+        ds = np.zeros(bps.size, dtype=np.int64)
+        np.add.at(dc, inv, np.concatenate([base, -base]))
+        np.add.at(ds, inv, np.concatenate([np.ones_like(base), -np.ones_like(base)]))
+        C = np.cumsum(dc)
+        S = np.cumsum(ds)  # usage is C[i] + S[i]·τ on (bps[i], bps[i+1]], τ relative
+        segments = tuple(zip(bps.tolist(), C.tolist(), S.tolist()))
+        M = instance.M
+        right = C[:-1] + S[:-1] * bps[1:]  # usage at each segment's right end: its maximum
+        over = np.flatnonzero(right > M)
+        if over.size:
+            lo = bps[over] + 1
+            # first overflowing time of each segment: usage is nondecreasing on it
+            with np.errstate(divide="ignore"):
+                first_over = np.where(S[over] > 0, (M - C[over]) // np.maximum(S[over], 1) + 1, lo)
+            first_over = np.maximum(first_over, lo)
+            counts = bps[over + 1] - first_over + 1
+            remaining = int(counts.sum())
+            for seg, tau0, cnt in zip(over.tolist(), first_over.tolist(), counts.tolist()):
+                for tau in range(tau0, tau0 + cnt):
+                    t_abs = tau + origin
+                    running = [run_ids[j] for j in range(len(run_ids)) if run_k[j] < t_abs <= run_end[j]]
+                    running = list(dict.fromkeys(running))
+                    names = ", ".join(running[:_MAX_NAMED]) + (", ..." if len(running) > _MAX_NAMED else "")
+                    report(f"memory at time {t_abs} is {int(C[seg] + S[seg] * tau)} > M = {M} (running: {names})")
+                    remaining -= 1
+                    if n_violations > cap:
+                        break
+                if n_violations > cap:
+                    n_violations += remaining
+                    break
 
     if n_violations > len(violations):
         violations.append(f"... and {n_violations - len(violations)} more violations")
     ok = n_violations == 0
-    return CheckReport(ok=ok, tel=tel if ok else None, violations=tuple(violations), memory=memory,
-                       makespan=makespan)
+    return CheckReport(ok=ok, tel=tel if ok else None, violations=tuple(violations), makespan=makespan,
+                       origin=origin, recomputed_tokens=recomputed, segments=segments)
 
 
 # --- lower-bound certificates -------------------------------------------------------------------
+
+
+class CertificateError(ValueError):
+    """A certificate (multipliers, or the schedule its windows rest on) is malformed or infeasible."""
 
 
 def certificate_horizon(instance: Instance) -> int:
@@ -211,98 +336,109 @@ def certificate_horizon(instance: Instance) -> int:
     return max(r.arrival for r in instance.requests) + sum(r.output for r in instance.requests)
 
 
-def _lambda_array(lam: Mapping[int, float] | Sequence[float] | np.ndarray, tol: float) -> np.ndarray:
-    """Dense float array ``λ[t]`` for ``t = 0 … T``; validates finiteness and ``λ >= 0``."""
-    if isinstance(lam, Mapping):
-        if not lam:
-            return np.zeros(1)
-        keys: list[int] = []
-        for t in lam:
-            if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral):
-                raise ValueError(f"λ key {t!r} is not an integer time")
-            if t < 0:
-                raise ValueError(f"λ given at negative time {t}")
-            keys.append(int(t))
-        arr = np.zeros(max(keys) + 1)
-        for t, v in lam.items():
-            arr[int(t)] = float(v)
-    else:
-        arr = np.array(lam, dtype=float).ravel()
-        if arr.size == 0:
-            return np.zeros(1)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        t = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"λ at time {t} is {arr[t]!r}, not a finite number")
-    neg = arr < -tol
-    if neg.any():
-        t = int(np.flatnonzero(neg)[0])
-        raise ValueError(f"λ at time {t} is {arr[t]!r} < 0; a certificate needs λ_t >= 0")
-    return np.maximum(arr, 0.0)
+def certified_windows(instance: Instance, upper_bound_starts: Mapping[str, Any] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Start windows ``lo_i … hi_i`` that contain an optimal schedule, derived here alone.
 
+    Without a schedule: ``a_i … T_c − o_i`` (:func:`certificate_horizon`). With
+    ``upper_bound_starts`` — a schedule this function first verifies with
+    :func:`check_schedule` — of TEL ``U``: ``a_i … min(a_i + U − Σ o, T_c − o_i)``.
 
-def _windows_of(instance: Instance, windows: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per-request ``(lo, hi)`` start windows, lo clamped to the arrival."""
+    Proof of the second form. In an optimal schedule ``Σ_j (k_j − a_j) = OPT − Σ o <= U − Σ o``,
+    and every wait is ``>= 0``, so each single wait is ``<= U − Σ o``. An optimal schedule of
+    minimum makespan satisfies both this and the horizon. ∎
+
+    Raises
+    ------
+    CertificateError
+        If ``upper_bound_starts`` is not a feasible schedule of the instance.
+    """
     a = np.array([r.arrival for r in instance.requests], dtype=np.int64)
     o = np.array([r.output for r in instance.requests], dtype=np.int64)
-    if windows is None:
-        T_c = certificate_horizon(instance)
-        return a, T_c - o
-    if hasattr(windows, "lo") and hasattr(windows, "hi"):
-        lo, hi = list(windows.lo), list(windows.hi)
+    hi = certificate_horizon(instance) - o
+    if upper_bound_starts is not None:
+        report = check_schedule(instance, upper_bound_starts)
+        if not report.ok or report.tel is None:
+            why = report.violations[0] if report.violations else "infeasible"
+            raise CertificateError(f"the upper-bound schedule the windows rest on is rejected: {why}")
+        hi = np.minimum(hi, a + (report.tel - int(o.sum())))
+    return a, hi
+
+
+def _multipliers(lam: Any, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(times, values)`` sorted by time, validated (integer times, finite, ``λ >= −tol``), clamped at 0.
+
+    Accepts a mapping ``{t: λ_t}``, a pair ``(times, values)`` of sequences, or a 1-D array indexed
+    by time (``lam[t] = λ_t``, index 0 is time 0)."""
+    if isinstance(lam, Mapping):
+        keys, vals = list(lam.keys()), [lam[k] for k in lam]
+    elif isinstance(lam, tuple) and len(lam) == 2:
+        keys, vals = list(np.asarray(lam[0]).ravel()), list(np.asarray(lam[1], dtype=float).ravel())
+        if len(keys) != len(vals):
+            raise CertificateError(f"λ has {len(keys)} times but {len(vals)} values")
     else:
-        pairs = list(windows)
-        lo = [p[0] for p in pairs]
-        hi = [p[1] for p in pairs]
-    if len(lo) != instance.n or len(hi) != instance.n:
-        raise ValueError(f"windows give {len(lo)} start ranges for {instance.n} requests")
-    lo_a = np.maximum(np.asarray(lo, dtype=np.int64), a)  # a start before arrival is never feasible
-    hi_a = np.asarray(hi, dtype=np.int64)
-    empty = lo_a > hi_a
-    if empty.any():
-        i = int(np.flatnonzero(empty)[0])
-        raise ValueError(
-            f"request {instance.requests[i].id!r}: empty start window [{int(lo_a[i])}, {int(hi_a[i])}]"
-        )
-    return lo_a, hi_a
+        vals = list(np.asarray(lam, dtype=float).ravel())
+        keys = list(range(len(vals)))
+    for t in keys:
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral):
+            raise CertificateError(f"λ key {t!r} is not an integer time")
+    times = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(vals, dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CertificateError(f"λ at time {int(times[i])} is {values[i]!r}, not a finite number")
+    neg = values < -tol
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise CertificateError(f"λ at time {int(times[i])} is {values[i]!r} < 0; a certificate needs λ_t >= 0")
+    order = np.argsort(times, kind="stable")
+    times, values = times[order], np.maximum(values[order], 0.0)
+    if times.size > 1 and np.any(times[1:] == times[:-1]):
+        t = int(times[1:][times[1:] == times[:-1]][0])
+        raise CertificateError(f"λ is given twice at time {t}")
+    return times, values
 
 
 def check_lower_bound_certificate(
     instance: Instance,
-    lam: Mapping[int, float] | Sequence[float] | np.ndarray,
-    windows: Any = None,
+    lam: Any,
+    upper_bound_starts: Mapping[str, Any] | None = None,
     *,
-    tol: float = 1e-9,
+    tol: float = LAMBDA_CHECK_TOL,
 ) -> float:
     """Recompute the lower bound on OPT certified by memory-row multipliers ``λ >= 0``.
 
-    For any ``λ_t >= 0`` and any start windows ``K_i`` (weak duality of the hindsight LP,
-    DIGEST §1.3 "General dual")::
+    For any ``λ_t >= 0`` and any start windows ``K_i`` that contain an optimal schedule
+    (weak duality of the hindsight LP, DIGEST §1.3 "General dual")::
 
         bound(λ) = C + Σ_i min_{k ∈ K_i} ( k + Σ_{τ=k+1}^{k+o_i} (s_i + τ − k)·λ_τ ) − M·Σ_t λ_t,
         C = Σ_i (o_i − a_i).
 
-    Proof. Let ``k_i ∈ K_i`` be the starts of any feasible schedule, ``m_t`` its memory at
+    Proof. Let ``k_i ∈ K_i`` be the starts of an optimal schedule, ``m_t`` its memory at
     time ``t``. Then ``m_t <= M`` gives ``Σ_t λ_t (m_t − M) <= 0``, so
-    ``TEL = C + Σ_i k_i >= C + Σ_i k_i + Σ_t λ_t m_t − M Σ_t λ_t``; and
+    ``OPT = C + Σ_i k_i >= C + Σ_i k_i + Σ_t λ_t m_t − M Σ_t λ_t``; and
     ``Σ_t λ_t m_t = Σ_i Σ_{τ=k_i+1}^{k_i+o_i} (s_i + τ − k_i) λ_τ``, so each request's term
-    is at least its minimum over ``K_i``. ∎ The same holds for fractional (LP) schedules.
+    is at least its minimum over ``K_i``. ∎
 
-    The bound is therefore a valid lower bound on OPT whenever the windows contain the
-    starts of *some* optimal schedule. With ``windows=None`` the windows are
-    ``a_i … T_c − o_i``, ``T_c = max a + Σ o`` (:func:`certificate_horizon`), which do.
-    Window lower ends below ``a_i`` are raised to ``a_i`` (never feasible anyway).
+    The windows are never taken from the caller: they are :func:`certified_windows`,
+    derived here from the instance and, if given, a schedule this module verifies first.
+
+    Evaluation. For one request the inner cost ``f(k)`` is linear in ``k`` on every run of
+    ``k`` over which the set ``{τ : λ_τ > 0, k < τ <= k + o}`` stays the same, so its minimum
+    over a window is attained at the window's ends or where that set changes
+    (``k ∈ {τ−o−1, τ−o, τ−1, τ}``). Wide windows are evaluated at those points only, narrow ones
+    at every ``k``; either way the minimum is exact and the cost does not depend on where the
+    time origin lies (arrivals may be Unix timestamps).
 
     Parameters
     ----------
     instance : Instance
-    lam : mapping {t: λ_t}, or array indexed by time (``lam[t] = λ_t``, index 0 is time 0)
-        Multipliers of the memory rows. Times not given (in particular past the end of
-        the array) count as 0. A multiplier at time 0 is allowed (memory at time 0 is
-        0 <= M) and only lowers the bound.
-    windows : object with ``lo``/``hi`` sequences (e.g. ``StartWindows``), or a sequence
-        of ``(lo, hi)`` pairs in instance order, optional
-        Start windows ``K_i = lo_i … hi_i``.
+    lam : mapping {t: λ_t}, pair ``(times, values)``, or array indexed by time (``lam[t] = λ_t``)
+        Multipliers of the memory rows; times not given count as 0. A multiplier at a time
+        when nothing can run only lowers the bound.
+    upper_bound_starts : mapping, optional
+        A feasible schedule; its TEL narrows the windows (and so raises the bound).
     tol : float
         Negative multipliers down to ``−tol`` are clamped to 0 (solver round-off).
 
@@ -313,43 +449,44 @@ def check_lower_bound_certificate(
 
     Raises
     ------
-    ValueError
-        If some ``λ_t < −tol`` or is not finite (the message names the time ``t``), or a
-        window is empty or does not match the instance.
+    CertificateError
+        If some ``λ_t < −tol``, is not finite, or sits at a non-integer time (the message
+        names the time), or ``upper_bound_starts`` is not a feasible schedule.
     """
-    lam_arr = _lambda_array(lam, tol)
+    times, values = _multipliers(lam, tol)
+    total_lambda = float(np.sum(values, dtype=np.longdouble))
     if instance.n == 0:
-        return float(-instance.M * lam_arr.sum())
-    lo, hi = _windows_of(instance, windows)
-    s = np.array([r.prompt for r in instance.requests], dtype=np.int64)
-    o = np.array([r.output for r in instance.requests], dtype=np.int64)
-    a = np.array([r.arrival for r in instance.requests], dtype=np.int64)
+        return -instance.M * total_lambda
+    lo, hi = certified_windows(instance, upper_bound_starts)
+    origin = int(lo.min())
+    rel = times - origin
+    tau = rel.astype(np.longdouble)
+    lv = values.astype(np.longdouble)
+    c0 = np.concatenate([[0.0], np.cumsum(lv)]).astype(np.longdouble)  # c0[j] = Σ of the first j λ's
+    c1 = np.concatenate([[0.0], np.cumsum(tau * lv)]).astype(np.longdouble)
 
-    T = int((hi + o).max())
-    size = max(T, lam_arr.size - 1) + 1
-    full = np.zeros(size, dtype=np.longdouble)
-    full[: lam_arr.size] = lam_arr
-    tau = np.arange(size, dtype=np.longdouble)
-    L0 = np.cumsum(full)  # L0[j] = Σ_{τ<=j} λ_τ
-    L1 = np.cumsum(tau * full)  # L1[j] = Σ_{τ<=j} τ·λ_τ
+    def prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        j = np.searchsorted(times, x + origin, side="right")  # number of λ times <= x
+        return c0[j], c1[j]
 
-    # Requests with the same (s, o) share one cost curve over k; evaluate it once on the
-    # union of their windows and take the minimum over each window.
+    groups: dict[tuple[int, int, int, int], int] = {}
+    for i, r in enumerate(instance.requests):
+        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin)
+        groups[key] = groups.get(key, 0) + 1
     total = np.longdouble(0.0)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i in range(instance.n):
-        groups.setdefault((int(s[i]), int(o[i])), []).append(i)
-    for (si, oi), members in groups.items():
-        k_lo = int(lo[members].min())
-        k_hi = int(hi[members].max())
-        k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
+    for (s, o, k_lo, k_hi), count in groups.items():
+        i0 = np.searchsorted(rel, k_lo, side="left")
+        i1 = np.searchsorted(rel, k_hi + o + 1, side="right")
+        near = rel[i0:i1]
+        if k_hi - k_lo + 1 <= 4 * near.size + 2:
+            k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
+        else:
+            cand = np.concatenate([near - o - 1, near - o, near - 1, near, [k_lo, k_hi]])
+            k = np.unique(cand[(cand >= k_lo) & (cand <= k_hi)])
+        a0, a1 = prefix(k)
+        b0, b1 = prefix(k + o)
         kl = k.astype(np.longdouble)
-        cost = kl + (si - kl) * (L0[k + oi] - L0[k]) + (L1[k + oi] - L1[k])
-        windows_seen: dict[tuple[int, int], np.longdouble] = {}
-        for i in members:
-            key = (int(lo[i]), int(hi[i]))
-            if key not in windows_seen:
-                windows_seen[key] = cost[key[0] - k_lo: key[1] - k_lo + 1].min()
-            total += windows_seen[key]
-    C = int((o - a).sum())
-    return float(C + total - instance.M * full.sum())
+        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
+        total += count * cost.min()
+    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
+    return float(C + total - instance.M * np.longdouble(total_lambda))

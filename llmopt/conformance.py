@@ -7,16 +7,18 @@ test suite runs it over every built-in and installed registry entry.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 
 from llmopt.checker import check_schedule
 from llmopt.instance import Instance
-from llmopt.model import CanonicalModel
+from llmopt.model import Block, CanonicalModel
 from llmopt.result import SolveStatus
 
 __all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
-           "check_formulation", "check_suite"]
+           "check_formulation", "check_suite", "check_windows", "check_upper_bound", "CHECKS"]
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
@@ -32,28 +34,46 @@ def reference_instances() -> dict[str, tuple[Instance, int]]:
 
 
 def check_policy(name: str) -> list[str]:
-    """Run policy ``name`` on :func:`reference_instances`: no error, checker-verified,
-    TEL ≥ OPT, and deterministic (two runs give the same schedule)."""
-    from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
+    """Run policy ``name`` on :func:`reference_instances`: it follows the event-driven or the step
+    protocol; its schedule (evictions included) is accepted by the checker with the simulator's TEL,
+    which is at least OPT; it is deterministic (the same object reused — so ``reset`` works — and a
+    fresh one give the same starts and evictions); and with output lengths hidden it either runs or
+    fails with :class:`~llmopt.simulator.HiddenOutputError`, nothing else."""
+    from llmopt.policies import Policy, StepPolicy, make_policy
+    from llmopt.simulator import HiddenOutputError, Visibility, simulate
 
     problems = []
+    try:
+        policy = make_policy(name)
+    except Exception as exc:
+        return [f"policy {name!r}: cannot be created: {type(exc).__name__}: {exc}"]
+    if not isinstance(policy, (Policy, StepPolicy)):
+        return [f"policy {name!r}: has neither on_arrival(t, request) + decide(t) nor decide(view)"]
     for label, (inst, opt) in reference_instances().items():
         try:
-            first = simulate(inst, make_policy(name))
-            second = simulate(inst, make_policy(name))
+            first = simulate(inst, policy)
+            again = simulate(inst, policy)
+            fresh = simulate(inst, make_policy(name))
         except Exception as exc:
             problems.append(f"policy {name!r} on {label}: {type(exc).__name__}: {exc}")
             continue
-        report = check_schedule(inst, first.starts)
+        report = check_schedule(inst, first.starts, evictions=first.evictions)
         if not report.ok:
             problems.append(f"policy {name!r} on {label}: checker rejects the schedule: {report.violations[0]}")
         elif report.tel != first.tel:
             problems.append(f"policy {name!r} on {label}: simulator TEL {first.tel} != checker TEL {report.tel}")
         elif first.tel < opt:
             problems.append(f"policy {name!r} on {label}: TEL {first.tel} below OPT {opt}")
-        if first.starts != second.starts:
-            problems.append(f"policy {name!r} on {label}: two runs gave different schedules")
+        for other, how in ((again, "the same object run twice"), (fresh, "a fresh object")):
+            if dict(first.starts) != dict(other.starts) or first.evictions != other.evictions:
+                problems.append(f"policy {name!r} on {label}: {how} gave a different schedule")
+        try:
+            simulate(inst, make_policy(name), visibility=Visibility.HIDDEN)
+        except HiddenOutputError:
+            pass  # needs output lengths: fine, as long as it says so
+        except Exception as exc:
+            problems.append(f"policy {name!r} on {label} with hidden outputs: {type(exc).__name__}: {exc} "
+                            "(expected success or HiddenOutputError)")
     return problems
 
 
@@ -83,7 +103,7 @@ def _tiny_models() -> list[tuple[CanonicalModel, float]]:
         return CanonicalModel(
             name, np.array(c, float), 0.0, sp.csr_matrix(np.array(A, float)), np.array(lo, float),
             np.array(up, float), np.zeros(n), np.array(col_up, float), np.array(integer, bool),
-            tuple(f"x{i}" for i in range(n)), tuple(f"r{i}" for i in range(len(A))),
+            (Block("rows", 0, len(A)),), (Block("x", 0, n),),
         )
 
     lp = model("conf-lp", [1, 2], [[1, 1]], [1], [np.inf], [0.5, np.inf], [False, False])
@@ -92,14 +112,27 @@ def _tiny_models() -> list[tuple[CanonicalModel, float]]:
 
 
 def check_solver(name: str) -> list[str]:
-    """Solver ``name`` follows the protocol: an unavailable backend answers ``NOT_SOLVED``
-    with a reason (no exception); an available one solves a tiny LP and MIP exactly."""
-    from llmopt.solvers import get_solver, solver_status
+    """Solver ``name`` follows the protocol: it declares its capabilities and version without
+    importing its backend; an unavailable backend answers ``NOT_SOLVED`` with a reason (no
+    exception); an available one solves a tiny LP (with duals, if it declares LP duals) and a
+    tiny MIP (if it declares MIP) exactly."""
+    from llmopt.solvers import SOLVERS, get_solver, solver_status
+    from llmopt.solvers.base import Capability, SolverInfo
 
+    cls = SOLVERS.get(name)
+    problems = []
+    info = getattr(cls, "info", None)
+    if not isinstance(info, SolverInfo):
+        return [f"solver {name!r}: class attribute 'info' must be a SolverInfo"]
+    try:
+        cls.version()
+    except Exception as exc:
+        problems.append(f"solver {name!r}: version() raised {type(exc).__name__}: {exc}")
     ok, reason = solver_status(name)
     solver = get_solver(name)
-    problems = []
     for model, expected in _tiny_models():
+        if model.is_mip and not info.has(Capability.MIP):
+            continue
         try:
             res = solver.solve(model, time_limit=30)
         except Exception as exc:
@@ -113,55 +146,146 @@ def check_solver(name: str) -> list[str]:
             problems.append(f"solver {name!r} on {model.name}: {res.status} {res.objective}, expected {expected}")
         elif res.bound is None or res.bound > res.objective + 1e-6:
             problems.append(f"solver {name!r} on {model.name}: bound {res.bound} not <= objective")
+        elif not model.is_mip and info.has(Capability.LP_DUALS) and (res.duals is None or len(res.duals) != 1
+                                                                      or abs(res.duals[0] - 2.0) > 1e-6):
+            # min x + 2y, x + y >= 1, x <= 0.5: the row's dual is 2 (raising the rhs by d costs 2d)
+            problems.append(f"solver {name!r} declares LP duals but returned {res.duals}, expected [2.0]")
     return problems
 
 
+def _mcsf_starts(inst: Instance) -> dict[str, int]:
+    from llmopt.policies import make_policy
+    from llmopt.simulator import simulate
+
+    return dict(simulate(inst, make_policy("mc-sf")).starts)
+
+
 def check_bound(name: str) -> list[str]:
-    """Bound provider ``name`` never exceeds OPT on :func:`reference_instances`."""
-    from llmopt.bounds import compute_bound
+    """Bound provider ``name`` returns a :class:`~llmopt.bounds.BoundResult` whose certified value
+    never exceeds OPT on :func:`reference_instances` (with and without an upper-bound schedule)."""
+    from llmopt.bounds import BoundContext, BoundResult, compute_bound
 
     problems = []
     for label, (inst, opt) in reference_instances().items():
-        try:
-            res = compute_bound(name, inst)
-        except Exception as exc:
-            problems.append(f"bound {name!r} on {label}: {type(exc).__name__}: {exc}")
-            continue
-        if res.value is not None and res.value > opt + 1e-6:
-            problems.append(f"bound {name!r} on {label}: {res.value} exceeds OPT {opt}")
+        for ctx in (BoundContext(), BoundContext(upper_bound_starts=_mcsf_starts(inst))):
+            try:
+                res = compute_bound(name, inst, ctx)
+            except Exception as exc:
+                problems.append(f"bound {name!r} on {label}: {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(res, BoundResult):
+                problems.append(f"bound {name!r} returned {type(res).__name__}, not BoundResult")
+            elif res.value is not None and res.value > opt + 1e-6:
+                problems.append(f"bound {name!r} on {label}: {res.value} exceeds OPT {opt}")
     return problems
 
 
 def check_formulation(name: str) -> list[str]:
-    """Formulation ``name`` builds a :class:`CanonicalModel` for each reference instance
-    whose LP, solved with HiGHS, is finite. A primal formulation's LP must not exceed OPT;
-    a dual's (which minimises the negated dual objective) must not fall below −OPT."""
-    from llmopt.formulations import FORMULATIONS
+    """Formulation ``name`` follows :class:`llmopt.formulations.Formulation`: on each reference
+    instance, with horizon windows and with windows from MC-SF's schedule, it builds a
+    :class:`CanonicalModel` whose LP relaxation (HiGHS) is at most OPT, and whose MIP solution
+    decodes to a schedule the checker accepts — with TEL = OPT if the formulation is ``exact``."""
+    from llmopt.formulations import make_formulation
     from llmopt.solvers import get_solver
+    from llmopt.windows import start_windows
+
+    try:
+        form = make_formulation(name)
+    except Exception as exc:
+        return [f"formulation {name!r}: {type(exc).__name__}: {exc}"]
+    problems = []
+    highs = get_solver("highs")
+    for label, (inst, opt) in reference_instances().items():
+        ub = check_schedule(inst, _mcsf_starts(inst)).tel
+        for win in (start_windows(inst), start_windows(inst, ub)):
+            try:
+                model = form.build(inst, win)
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on {label}: {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(model, CanonicalModel):
+                problems.append(f"formulation {name!r} returned {type(model).__name__}, not CanonicalModel")
+                continue
+            lp = highs.solve(model.relax(), time_limit=30)
+            if lp.status is not SolveStatus.OPTIMAL or lp.objective is None:
+                problems.append(f"formulation {name!r} on {label}: LP {lp.status}")
+            elif lp.objective > opt + 1e-6:
+                problems.append(f"formulation {name!r} on {label}: LP value {lp.objective} exceeds OPT {opt}")
+            mip = highs.solve(model, time_limit=60)
+            if mip.x is None:
+                problems.append(f"formulation {name!r} on {label}: MIP {mip.status}, no solution")
+                continue
+            try:
+                starts = form.decode(inst, model, mip.x)
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on {label}: decode raised {type(exc).__name__}: {exc}")
+                continue
+            report = check_schedule(inst, starts)
+            if not report.ok:
+                problems.append(f"formulation {name!r} on {label}: decoded schedule rejected: {report.violations[0]}")
+            elif getattr(form, "exact", False) and mip.status is SolveStatus.OPTIMAL and report.tel != opt:
+                problems.append(f"formulation {name!r} on {label}: declared exact, "
+                                f"optimum TEL {report.tel} != OPT {opt}")
+    return problems
+
+
+def check_windows(name: str) -> list[str]:
+    """Windows stage ``name`` returns windows that contain the checker's own windows (so a
+    model built on them keeps an optimal schedule) on :func:`reference_instances`."""
+    from llmopt.checker import certified_windows
+    from llmopt.windows import WINDOWS, StartWindows
+
+    problems = []
+    for label, (inst, _opt) in reference_instances().items():
+        starts = _mcsf_starts(inst)
+        tel = check_schedule(inst, starts).tel
+        try:
+            win = WINDOWS.get(name)(inst, tel)
+        except Exception as exc:
+            problems.append(f"windows {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(win, StartWindows):
+            problems.append(f"windows {name!r} returned {type(win).__name__}, not StartWindows")
+            continue
+        lo, hi = certified_windows(inst, starts)
+        if not win.contains(lo.tolist(), hi.tolist()):
+            problems.append(f"windows {name!r} on {label}: do not contain the checker's windows")
+    return problems
+
+
+def check_upper_bound(name: str) -> list[str]:
+    """Upper-bound stage ``name`` returns a schedule the checker accepts, with TEL >= OPT, the
+    same for the same seed, on :func:`reference_instances`."""
+    from llmopt.upper_bounds import SearchContext, find_schedule
 
     problems = []
     for label, (inst, opt) in reference_instances().items():
+        ctx = SearchContext(seed=0, search_evals=20)
         try:
-            model = FORMULATIONS.get(name)(inst)
+            first, second = find_schedule(name, inst, ctx), find_schedule(name, inst, ctx)
         except Exception as exc:
-            problems.append(f"formulation {name!r} on {label}: {type(exc).__name__}: {exc}")
+            problems.append(f"upper bound {name!r} on {label}: {type(exc).__name__}: {exc}")
             continue
-        if not isinstance(model, CanonicalModel):
-            problems.append(f"formulation {name!r} returned {type(model).__name__}, not CanonicalModel")
-            continue
-        res = get_solver("highs").solve(model.relax(), time_limit=30)
-        if res.status is not SolveStatus.OPTIMAL or res.objective is None:
-            problems.append(f"formulation {name!r} on {label}: LP {res.status}")
-        elif abs(res.objective) > opt + 1e-6:
-            problems.append(f"formulation {name!r} on {label}: |LP value| {res.objective} exceeds OPT {opt}")
+        report = check_schedule(inst, first.starts)
+        if not report.ok:
+            problems.append(f"upper bound {name!r} on {label}: schedule rejected: {report.violations[0]}")
+        elif report.tel is not None and report.tel < opt:
+            problems.append(f"upper bound {name!r} on {label}: TEL {report.tel} below OPT {opt}")
+        if dict(first.starts) != dict(second.starts):
+            problems.append(f"upper bound {name!r} on {label}: two runs gave different schedules")
     return problems
 
 
 def check_suite(name: str) -> list[str]:
-    """Suite ``name`` names only registered workloads, policies and solvers."""
+    """Suite ``name`` names only registered stages (workloads, policies, solver, formulation,
+    bounds, upper bounds) and its reference policy is one of its policies."""
+    from llmopt.bounds import BOUNDS
+    from llmopt.experiment import resolve_workload
+    from llmopt.formulations import FORMULATIONS
     from llmopt.policies import POLICIES
     from llmopt.solvers import SOLVERS
     from llmopt.suites import get_suite
+    from llmopt.upper_bounds import UPPER_BOUNDS
     from llmopt.workloads import WORKLOADS
 
     suite = get_suite(name)
@@ -170,4 +294,31 @@ def check_suite(name: str) -> list[str]:
     problems += [f"suite {name!r}: unknown policy {p!r}" for p in suite.policies if p not in POLICIES]
     if suite.solver not in SOLVERS:
         problems.append(f"suite {name!r}: unknown solver {suite.solver!r}")
+    for attr, registry in (("formulation", FORMULATIONS),):
+        value = getattr(suite, attr, None)
+        if value is not None and value not in registry:
+            problems.append(f"suite {name!r}: unknown {attr} {value!r}")
+    problems += [f"suite {name!r}: unknown bound {b!r}" for b in getattr(suite, "bounds", ()) if b not in BOUNDS]
+    problems += [f"suite {name!r}: unknown upper-bound stage {u!r}" for u in getattr(suite, "upper_bounds", ())
+                 if u not in UPPER_BOUNDS and u not in POLICIES]
+    for spec in suite.workloads:  # workload paths resolve and the parameters fit their signature
+        try:
+            fn = resolve_workload(spec.workload)
+            inspect.signature(fn).bind(0, **dict(spec.params))
+        except Exception as exc:
+            problems.append(f"suite {name!r}: workload {spec.workload!r} with params {dict(spec.params)}: "
+                            f"{type(exc).__name__}: {exc}")
     return problems
+
+
+#: Registry kind (as in :func:`llmopt.plugins.registries`) → its conformance check.
+CHECKS = {
+    "policy": check_policy,
+    "workload": check_workload,
+    "solver": check_solver,
+    "bound": check_bound,
+    "formulation": check_formulation,
+    "suite": check_suite,
+    "windows": check_windows,
+    "upper bound": check_upper_bound,
+}

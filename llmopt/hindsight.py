@@ -1,47 +1,66 @@
-"""Hindsight OPT for one instance: heuristics → windows → IP → solver → checker.
+"""Hindsight OPT as a pipeline of named stages (DESIGN §3 "Hindsight OPT is a pipeline").
 
-The pipeline (each step is proved or verified, DESIGN §3 "Scale of the hindsight IP"):
+::
 
-1. Feasible schedules give an upper bound ``U`` on OPT: MC-SF, FCFS, and a seeded
-   local search over priority lists (:mod:`llmopt.heuristics`).
-2. ``U`` shrinks the IP's start windows (:func:`~llmopt.formulations.hindsight_ip.start_windows`,
-   proof in its docstring), and identical requests share integer variables.
-3. The IP is solved with a warm start from the best schedule.
-4. The returned schedule is re-verified by :mod:`llmopt.checker`. The lower bound is the
-   solver's MIP bound (certificate ``mip-bound-from-solver``) or, when the solver ends
-   without one, the LP relaxation bound re-derived by the checker from its dual
-   (``lp-dual-checked``, :func:`llmopt.bounds.lp_bound`); the larger valid one is kept.
+    upper bounds ──► windows ──► formulation ──► solver ──► decode ──► certify
+    (UPPER_BOUNDS     (WINDOWS)   (FORMULATIONS)  (SOLVERS)   (formulation) (checker; BOUNDS)
+     or POLICIES)
 
-``opt`` is set only when the solver proved optimality; otherwise the result carries
-the status, the best verified incumbent, the bound and the gap.
+Each stage is looked up by name in its registry, so a suite or the command line names
+them (``llmopt solve --formulation F --bound B --solver S``) and a third-party stage
+registered through its entry point plugs in with no edit here.
+
+What is trusted, and by whom:
+
+* **Schedules.** Every schedule — from an upper-bound stage or decoded from the solver —
+  is verified by the independent checker before its TEL is used; the incumbent is always
+  a verified schedule.
+* **Bounds.** A bound provider's value is recomputed by the checker from a certificate
+  (``λ``) over windows the checker derives from the verified incumbent. The solver's MIP
+  bound is used (certificate ``mip-bound-from-solver``) only for a formulation declared
+  ``exact`` and only when the model's windows contain the checker's windows, so that its
+  optimum over the windows is OPT. ``Σ o_i`` is always a bound.
+* **Optimality** is claimed only when a certified bound meets the verified incumbent.
+  A certified bound *above* the verified incumbent is a contradiction (a bug or a wrong
+  certificate): it is reported in ``errors`` and never taken as a proof.
+
+Budget. ``time_limit`` bounds the whole pipeline: the search stages get at most a
+quarter of it, the IP what is left minus a fifth kept for the bound stages, which then
+get the rest (every requested bound stage runs, also after the IP proved OPT: its value
+is recorded); ``ip_time_limit`` caps the IP solve on its own (the harness uses only
+that). Ctrl-C stops the stage in progress within about a second (HiGHS) and returns
+what was found so far, with status ``interrupted``.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmopt.bounds import lp_bound
-from llmopt.checker import check_schedule
-from llmopt.formulations.hindsight_ip import encode_starts, formulate, start_windows
-from llmopt.heuristics import local_search
+from llmopt.bounds import BOUNDS, BoundContext, BoundResult, run_bound
+from llmopt.checker import certified_windows, check_schedule
 from llmopt.instance import Instance
-from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
+from llmopt.model import ModelTooLarge
+from llmopt.result import SolveResult, SolveStatus
 from llmopt.schedule import Schedule
-from llmopt.simulator import simulate
-from llmopt.solvers import get_solver
+from llmopt.solvers import DEFAULT_SOLVER, Capability, get_solver
+from llmopt.tolerance import integer_lower_bound
+from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS, SearchContext, find_schedule
 
-__all__ = ["HindsightResult", "solve_hindsight", "upper_bound_schedules", "PRESOLVE_NNZ_LIMIT"]
+__all__ = ["HindsightResult", "solve_hindsight", "upper_bound_schedules", "DEFAULT_MAX_NNZ",
+           "DEFAULT_BOUNDS"]
 
-#: Above this many nonzeros the HiGHS MIP presolve is switched off. Measured once by hand on
-#: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
-#: reduced nothing and overran a 10 s time limit; at n = 10–12 (≤ 50k nonzeros) it halved
-#: the solve time (20 s with presolve vs 39–49 s without).
-PRESOLVE_NNZ_LIMIT = 200_000
+#: Largest model (nonzeros) the pipeline builds unless told otherwise: about 2–3 GB while
+#: building and inside HiGHS, and far beyond what a MIP solver closes in minutes.
+DEFAULT_MAX_NNZ = 10_000_000
+#: Bound stages run when none are named.
+DEFAULT_BOUNDS = ("lp",)
+#: A stage that would get less than this many seconds of the budget is skipped.
+MIN_STAGE_S = 1.0
+
+Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -51,26 +70,37 @@ class HindsightResult:
     Attributes
     ----------
     status : SolveStatus
-        ``optimal`` only when a certified bound equals the verified incumbent (proven by
-        the solver, or by the LP bound after a time-limited MIP); otherwise the solver's
-        status (``time_limit``), or ``not_solved`` when the solver's answer failed the checker.
+        ``optimal`` only when a certified bound equals the verified incumbent; otherwise
+        the IP solve's status (``time_limit``, ``interrupted``), or ``not_solved`` when
+        there was no usable IP answer (skipped for size, rejected by the checker).
     opt : int or None
         The optimal TEL, when proven.
     incumbent : int
-        TEL of the best verified schedule found (solver or heuristics).
+        TEL of the best verified schedule found (upper-bound stages or IP).
     incumbent_source : str
     starts : mapping
         Start times of the incumbent.
-    bound : float
-        Proven lower bound on OPT (at least ``Σ o_i``).
+    bound : int
+        Best certified lower bound on OPT, rounded up to an integer (TEL is integral).
     bound_certificate : str
-        ``mip-bound-from-solver``, ``lp-dual-checked`` or ``sum-of-outputs``.
+        What certifies ``bound``: ``mip-bound-from-solver``, ``lp-dual-checked``, …, ``sum-of-outputs``.
     gap : float
-        ``(incumbent − bound) / incumbent``.
+        ``(incumbent − bound) / incumbent`` (0 for an empty instance).
     heuristics : mapping
-        TEL of each heuristic schedule.
+        Verified TEL of each upper-bound stage's schedule.
+    bounds : tuple of BoundResult
+        Every bound stage's result (with its certificate status and detail).
     model_stats : mapping
+        Size of the IP (``cols``, ``int_cols``, ``rows``, ``nnz``), its ``horizon``,
+        ``windows`` and ``classes``, and the ``formulation``; empty if no IP was built.
+    stage_s : mapping
+        Seconds spent in each stage.
     runtime_s : float
+    message : str
+        The solver's message and notes, ``; ``-separated.
+    errors : tuple of str
+        Contradictions found (a certified bound above the incumbent, a solver "optimal"
+        that the checker refutes); empty in a healthy run.
     """
 
     status: SolveStatus
@@ -78,46 +108,80 @@ class HindsightResult:
     incumbent: int
     incumbent_source: str
     starts: Mapping[str, int]
-    bound: float
+    bound: int
     bound_certificate: str
     gap: float
     heuristics: Mapping[str, int]
+    bounds: tuple[BoundResult, ...] = ()
     model_stats: Mapping[str, Any] = field(default_factory=dict)
+    stage_s: Mapping[str, float] = field(default_factory=dict)
     runtime_s: float = 0.0
     message: str = ""
+    errors: tuple[str, ...] = ()
+    solver: str = ""
+
+
+class _Budget:
+    """Wall-clock budget of the whole pipeline (``None``: unlimited)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.start = time.perf_counter()
+        self.seconds = seconds
+
+    def remaining(self) -> float | None:
+        if self.seconds is None:
+            return None
+        return max(0.0, self.seconds - (time.perf_counter() - self.start))
+
+    def deadline(self, share: float) -> float | None:
+        """``perf_counter`` value at which ``share`` of the budget is used up."""
+        return None if self.seconds is None else self.start + share * self.seconds
+
+
+def _min_limit(*limits: float | None) -> float | None:
+    known = [x for x in limits if x is not None]
+    return min(known) if known else None
 
 
 def upper_bound_schedules(
-    instance: Instance, *, seed: int = 0, search_evals: int = 0, known: Mapping[str, Schedule] | None = None
+    instance: Instance,
+    *,
+    seed: int = 0,
+    search_evals: int = 0,
+    known: Mapping[str, Schedule] | None = None,
+    stages: tuple[str, ...] = DEFAULT_UPPER_BOUNDS,
+    deadline: float | None = None,
 ) -> dict[str, Schedule]:
-    """Feasible schedules from MC-SF, FCFS and (if ``search_evals > 0``) local search.
+    """Run the upper-bound stages; ``known`` schedules (e.g. a benchmark's policies) are reused.
 
-    ``known`` schedules (e.g. the policies a benchmark already simulated) are reused, not
-    simulated again. The local search runs exactly ``search_evals`` evaluations (no clock),
-    so the result depends only on the instance and the seed (DESIGN §4 invariant 3)."""
+    With ``deadline=None`` a search runs exactly ``search_evals`` evaluations, so the result
+    depends only on the instance and the seed (DESIGN §4 invariant 3).
+    """
     out = dict(known or {})
-    for name in ("mc-sf", "fcfs"):
+    for name in stages:
         if name not in out:
-            out[name] = simulate(instance, make_policy(name))
-    if search_evals > 0:
-        # MC-SF's own key, so the search starts from MC-SF's schedule.
-        order = sorted(instance.ids, key=lambda i: (instance.by_id(i).output, instance.by_id(i).arrival,
-                                                    instance.position(i)))
-        out["local-search"] = local_search(instance, out["mc-sf"], order, seed=seed, max_evals=search_evals)
+            ctx = SearchContext(seed=seed, search_evals=search_evals, deadline=deadline, known=out)
+            out[name] = find_schedule(name, instance, ctx)
     return out
 
 
 def solve_hindsight(
     instance: Instance,
     *,
-    solver: str = "highs",
-    time_limit: float | None = 60.0,
+    solver: str = DEFAULT_SOLVER,
+    formulation: str = "hindsight-ip",
+    bounds: tuple[str, ...] = DEFAULT_BOUNDS,
+    upper_bounds: tuple[str, ...] = DEFAULT_UPPER_BOUNDS,
+    windows: str = "upper-bound",
+    time_limit: float | None = None,
+    ip_time_limit: float | None = None,
     threads: int = 1,
     seed: int = 0,
     search_evals: int = 200,
-    aggregate: bool = True,
-    verbose: bool = False,
+    max_nnz: int = DEFAULT_MAX_NNZ,
     schedules: Mapping[str, Schedule] | None = None,
+    progress: Progress | None = None,
+    verbose: bool = False,
 ) -> HindsightResult:
     """Compute (or bound) the hindsight-optimal TEL of ``instance``.
 
@@ -125,99 +189,259 @@ def solve_hindsight(
     ----------
     instance : Instance
     solver : str
-        Registered solver name (``highs``, ``cbc``, ``gurobi``).
+        Registered solver for the formulation's model.
+    formulation : str
+        Registered formulation (:data:`llmopt.formulations.FORMULATIONS`).
+    bounds : tuple of str
+        Registered bound stages (:data:`llmopt.bounds.BOUNDS`); each runs and is recorded in
+        ``HindsightResult.bounds``, and the best certified value joins the bound on OPT.
+    upper_bounds : tuple of str
+        Upper-bound stages (:data:`llmopt.upper_bounds.UPPER_BOUNDS` or policy names).
+    windows : str
+        Registered windows stage (:data:`llmopt.windows.WINDOWS`).
     time_limit : float, optional
-        Seconds for the IP solve.
+        Seconds for the whole pipeline (see the module docstring); ``None``: no overall limit.
+    ip_time_limit : float, optional
+        Seconds for the IP solve alone.
     threads : int
     seed : int
-        Seed of the local search (results are deterministic for a seed).
+        Seed of the search stages.
     search_evals : int
-        Local-search evaluations (0 disables it).
-    aggregate : bool
-        Merge identical requests (exact; see :mod:`llmopt.formulations.hindsight_ip`).
+        Evaluations of each search stage (0: none).
+    max_nnz : int
+        Largest model built (:data:`DEFAULT_MAX_NNZ`); a larger one is skipped with a message.
     schedules : mapping, optional
-        Policy schedules already computed for this instance; they join the upper bounds
-        (after the checker verifies them) instead of being simulated again.
+        Schedules already computed for this instance (e.g. by a benchmark); they join the
+        upper bounds (after the checker verifies them) instead of being computed again.
+    progress : callable, optional
+        Receives one line per stage (and periodic solver progress).
+
+    Raises
+    ------
+    RuntimeError
+        If no upper-bound schedule passes the checker.
+    llmopt.registry.RegistryError
+        If a stage name is unknown.
     """
-    t0 = time.perf_counter()
-    schedules = upper_bound_schedules(instance, seed=seed, search_evals=search_evals, known=schedules)
-    # The windows (and so every bound below) rest on U = TEL of a feasible schedule: take U
-    # from the independent checker, never from the simulator alone.
-    verified: dict[str, int] = {}
-    notes = []
-    for name, sched in schedules.items():
-        report = check_schedule(instance, sched.starts)
-        if report.ok and report.tel is not None:
-            verified[name] = report.tel
-        else:
-            notes.append(f"{name} schedule rejected by checker: {report.violations[0]}")
-    if not verified:
-        raise RuntimeError(f"no heuristic schedule passed the checker: {'; '.join(notes)}")
-    best_name = min(verified, key=lambda k: verified[k])
-    best = schedules[best_name]
-    windows = start_windows(instance, verified[best_name])
-    model = formulate(instance, windows, aggregate=aggregate)
-    options = {"presolve": "off"} if solver == "highs" and model.nnz > PRESOLVE_NNZ_LIMIT else {}
-    res = get_solver(solver, **options).solve(
-        model, time_limit=time_limit, threads=threads, warm_start=encode_starts(model, best.starts),
-        verbose=verbose,
-    )
+    from llmopt.formulations import make_formulation
+    from llmopt.windows import WINDOWS
 
-    incumbent, source, starts = verified[best_name], best_name, dict(best.starts)
-    status = res.status
-    if res.x is not None and model.decode is not None:
-        try:
-            ip_starts = model.decode(res.x)
-            report = check_schedule(instance, ip_starts)
-            if not report.ok:
-                raise ValueError(report.violations[0])
-        except ValueError as exc:  # keep the heuristic incumbent and say why
-            notes.append(f"solver solution rejected: {exc}")
-            status = SolveStatus.NOT_SOLVED if status is SolveStatus.OPTIMAL else status
-        else:
-            if report.tel is not None and report.tel < incumbent:
-                incumbent, source, starts = report.tel, f"ip/{solver}", ip_starts
+    budget = _Budget(time_limit)
+    say = progress or (lambda _msg: None)
+    run = _Run(instance, say)
+    # Resolve every name before any work, so a typo fails at once.
+    form = make_formulation(formulation)
+    windows_stage = WINDOWS.get(windows)
+    for name in bounds:
+        BOUNDS.get(name)
+    solver_obj = get_solver(solver)
 
-    # Valid lower bounds, largest kept: the solver's MIP bound, the trivial TEL >= Σ o_i,
-    # and (when OPT is not proven) the LP bound re-derived by the checker from its duals.
-    # The LP gets no time limit: it is what certifies the gap when the MIP stops early.
-    candidates = [(float(instance.total_output), "sum-of-outputs")]
-    if res.bound is not None and status is not SolveStatus.NOT_SOLVED:
-        candidates.append((res.bound, "mip-bound-from-solver"))
-    if status is not SolveStatus.OPTIMAL:
-        try:
-            lp = lp_bound(instance, windows)
-        except Exception as exc:  # a failed bound must not lose the solve above
-            notes.append(f"LP bound failed: {type(exc).__name__}: {exc}")
+    try:
+        # 1. upper bounds
+        found = upper_bound_schedules(instance, seed=seed, search_evals=search_evals, known=schedules,
+                                      stages=upper_bounds, deadline=budget.deadline(0.25))
+        run.add_schedules(found)
+        run.stage("upper bounds", ", ".join(f"{k} {v}" for k, v in run.heuristics.items()))
+        win = windows_stage(instance, run.incumbent)
+        if run.incumbent == instance.total_output:  # no request waits: optimal, certified by Σo
+            run.note("the best schedule has no waiting, so it is optimal (bound Σo)")
         else:
-            if lp.value is not None and lp.verified:
-                candidates.append((lp.value, lp.certificate))
-    bound, certificate = max(candidates, key=lambda c: c[0])
-    # TEL is integral, so any valid bound rounds up (minus solver tolerance).
-    bound = float(math.ceil(bound - 1e-6))
-    # OPT is proven whenever a certified bound meets the verified incumbent, whichever
-    # component proved it (the solver, or the LP bound after a time-limited MIP).
-    opt = incumbent if bound >= incumbent else None
-    if opt is not None and status is not SolveStatus.OPTIMAL:
-        notes.append(f"optimality proven by {certificate} bound = incumbent")
-        status = SolveStatus.OPTIMAL
-    elif opt is None and status is SolveStatus.OPTIMAL:
-        notes.append(f"solver reported optimal but certified bound {bound} < incumbent {incumbent}")
-        status = SolveStatus.NOT_SOLVED
-    gap = max(0.0, incumbent - bound) / incumbent if incumbent else 0.0
-    message = "; ".join([res.message, *notes]) if notes else res.message
-    return HindsightResult(
-        status=status,
-        opt=opt,
-        incumbent=incumbent,
-        incumbent_source=source,
-        starts=starts,
-        bound=bound,
-        bound_certificate=certificate,
-        gap=gap,
-        heuristics={k: v.tel for k, v in schedules.items()},
-        model_stats={**model.stats(), "horizon": windows.horizon, "windows": windows.reason,
-                     "classes": model.meta.get("classes")},
-        runtime_s=time.perf_counter() - t0,
-        message=message,
-    )
+            # 2. windows, 3. formulation, 4. solver, 5. decode
+            lo, hi = certified_windows(instance, run.starts)
+            run.windows_valid = win.contains(lo.tolist(), hi.tolist())
+            if not run.windows_valid:
+                run.note(f"windows {windows!r} do not contain the checker's windows: the MIP bound is not used")
+            run.ip(form, win, solver_obj, budget, ip_time_limit, threads, max_nnz, verbose, progress)
+        # 6. certify: every requested bound stage runs (its value is recorded even when OPT is proven)
+        if not run.interrupted:
+            # windows from the final incumbent: the checker derives the same ones from it
+            win = windows_stage(instance, run.incumbent)
+            ctx = BoundContext(upper_bound_starts=run.starts, windows=win, solver=solver,
+                               time_limit=budget.remaining(), threads=threads, max_nnz=max_nnz)
+            for name in bounds:
+                run.bound_stage(name, ctx)
+    except KeyboardInterrupt:
+        run.interrupted = True
+        run.note("interrupted by the user; keeping what was found so far")
+    return run.result(time.perf_counter() - budget.start)
+
+
+class _Run:
+    """The state of one pipeline run, accumulated stage by stage."""
+
+    def __init__(self, instance: Instance, say: Progress) -> None:
+        self.instance = instance
+        self.say = say
+        self.t0 = time.perf_counter()
+        self.last = self.t0
+        self.heuristics: dict[str, int] = {}
+        self.incumbent: int | None = None
+        self.source = ""
+        self.starts: dict[str, int] = {}
+        self.candidates: list[tuple[float, str]] = [(float(instance.total_output), "sum-of-outputs")]
+        self.bounds: list[BoundResult] = []
+        self.notes: list[str] = []
+        self.errors: list[str] = []
+        self.stage_s: dict[str, float] = {}
+        self.model_stats: dict[str, Any] = {}
+        self.solve: SolveResult | None = None
+        self.solver = ""
+        self.windows_valid = False
+        self.interrupted = False
+        self.ip_rejected = False
+
+    # --- bookkeeping ---------------------------------------------------------------------------
+
+    def stage(self, name: str, summary: str) -> None:
+        now = time.perf_counter()
+        self.stage_s[name] = round(self.stage_s.get(name, 0.0) + now - self.last, 4)
+        self.last = now
+        self.say(f"[{now - self.t0:7.1f} s] {name}: {summary}")
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        self.say(f"[{time.perf_counter() - self.t0:7.1f} s] note: {text}")
+
+    def offer(self, starts: Mapping[str, int], source: str) -> int | None:
+        """Verify a schedule with the checker; keep it if it beats the incumbent. Returns its TEL."""
+        report = check_schedule(self.instance, starts)
+        if not report.ok or report.tel is None:
+            self.note(f"{source} schedule rejected by the checker: {report.violations[0]}")
+            return None
+        if self.incumbent is None or report.tel < self.incumbent:
+            self.incumbent, self.source, self.starts = report.tel, source, dict(starts)
+        return report.tel
+
+    def add_schedules(self, found: Mapping[str, Schedule]) -> None:
+        for name, sched in found.items():
+            tel = self.offer(sched.starts, name)
+            if tel is not None:
+                self.heuristics[name] = tel
+        if self.incumbent is None:
+            raise RuntimeError(f"no upper-bound schedule passed the checker: {'; '.join(self.notes)}")
+
+    def best_bound(self) -> tuple[int, str]:
+        assert self.incumbent is not None
+        best, cert = 0, "none"
+        for value, certificate in self.candidates:
+            b = integer_lower_bound(value)
+            if b > self.incumbent:
+                msg = (f"certified bound {b} ({certificate}) exceeds the verified incumbent {self.incumbent}: "
+                       "a bug or a wrong certificate; not used")
+                if msg not in self.errors:
+                    self.errors.append(msg)
+                continue
+            if b > best:
+                best, cert = b, certificate
+        return best, cert
+
+    # --- stages ---------------------------------------------------------------------------------
+
+    def ip(self, form: Any, win: Any, solver: Any, budget: _Budget, ip_time_limit: float | None, threads: int,
+           max_nnz: int, verbose: bool, progress: Progress | None) -> None:
+        instance = self.instance
+        estimate = getattr(form, "estimate", None)
+        if estimate is not None:
+            size = estimate(instance, win)
+            if size.nnz > max_nnz:
+                self.note(f"IP skipped: {ModelTooLarge(f'the {form.name} model', size, max_nnz)}")
+                self.stage("windows + model", "skipped (too large)")
+                return
+        model = form.build(instance, win)
+        self.model_stats = {**model.stats(), "horizon": win.horizon, "windows": win.reason,
+                            "formulation": form.name}
+        try:
+            self.model_stats["classes"] = len(model.rows("eq2_assignment"))
+        except KeyError:
+            self.model_stats["classes"] = None
+        self.stage("windows + model", f"{form.name}: {model.size.describe()} ({win.reason})")
+        warm = None
+        encode = getattr(form, "encode", None)
+        if encode is not None and solver.info.has(Capability.WARM_START):
+            try:
+                warm = encode(instance, model, self.starts)
+            except (ValueError, KeyError) as exc:
+                self.note(f"no warm start: {exc}")
+        remaining = budget.remaining()
+        reserve = None if remaining is None or budget.seconds is None else max(0.0, remaining - 0.2 * budget.seconds)
+        limit = _min_limit(ip_time_limit, reserve)
+        res = solver.solve(model, time_limit=limit, threads=threads, warm_start=warm, verbose=verbose,
+                           progress=progress)
+        self.solve, self.solver = res, solver.info.name
+        if res.status is SolveStatus.INTERRUPTED:
+            self.interrupted = True
+        if res.x is not None:
+            try:
+                ip_starts = form.decode(instance, model, res.x)
+            except (ValueError, KeyError) as exc:
+                self.note(f"solver solution not decoded: {exc}")
+                self.ip_rejected = True
+            else:
+                if self.offer(ip_starts, f"ip/{solver.info.name}") is None:
+                    self.ip_rejected = True
+                    self.errors.append(f"the {solver.info.name} solution of the {form.name} model is not a feasible "
+                                       "schedule (see message)")
+        usable = res.status not in (SolveStatus.NOT_SOLVED, SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED)
+        if res.bound is not None and usable and form.exact and self.windows_valid:
+            self.candidates.append((res.bound, "mip-bound-from-solver"))
+        if res.status is SolveStatus.INFEASIBLE:
+            self.errors.append(f"the solver calls the {form.name} model infeasible, but a verified schedule "
+                               "lies in its windows")
+        bound = "—" if res.bound is None else f"{res.bound:.1f}"
+        self.stage("IP", f"{res.status} in {res.runtime_s:.1f} s, incumbent {self.incumbent} ({self.source}), "
+                         f"solver bound {bound}")
+
+    def bound_stage(self, name: str, ctx: BoundContext) -> None:
+        if ctx.time_limit is not None and ctx.time_limit < MIN_STAGE_S:
+            self.note(f"bound {name!r} skipped: the time limit is used up")
+            return
+        res = run_bound(name, self.instance, ctx)
+        self.bounds.append(res)
+        if res.value is not None:
+            self.candidates.append((res.value, res.certificate))
+        value = "—" if res.value is None else f"{res.value:.1f}"
+        verdict = "verified" if res.verified else "NOT verified"
+        self.stage(f"bound {name}", f"{value} ({res.certificate}, {verdict}: {res.detail})")
+
+    # --- result -----------------------------------------------------------------------------------
+
+    def result(self, runtime: float) -> HindsightResult:
+        if self.incumbent is None:
+            raise RuntimeError("interrupted before any schedule was found")
+        bound, certificate = self.best_bound()
+        opt = self.incumbent if bound >= self.incumbent else None
+        res = self.solve
+        if opt is not None:
+            status = SolveStatus.OPTIMAL
+            if res is not None and res.status is not SolveStatus.OPTIMAL:
+                self.notes.append(f"optimality proven by the {certificate} bound = incumbent")
+        elif self.interrupted:
+            status = SolveStatus.INTERRUPTED
+        elif res is None or self.ip_rejected:
+            status = SolveStatus.NOT_SOLVED
+        elif res.status is SolveStatus.OPTIMAL:
+            self.errors.append(f"solver {self.solver} reported optimal, but the best certified bound {bound} is "
+                               f"below the verified incumbent {self.incumbent}")
+            status = SolveStatus.NOT_SOLVED
+        else:
+            status = res.status
+        gap = (self.incumbent - bound) / self.incumbent if self.incumbent else 0.0
+        message = "; ".join(([res.message] if res is not None and res.message else []) + self.notes)
+        return HindsightResult(
+            status=status,
+            opt=opt,
+            incumbent=self.incumbent,
+            incumbent_source=self.source,
+            starts=self.starts,
+            bound=bound,
+            bound_certificate=certificate,
+            gap=max(0.0, gap),
+            heuristics=dict(self.heuristics),
+            bounds=tuple(self.bounds),
+            model_stats=self.model_stats,
+            stage_s=self.stage_s,
+            runtime_s=runtime,
+            message=message,
+            errors=tuple(self.errors),
+            solver=self.solver,
+        )

@@ -7,7 +7,22 @@ and ``s + o <= M`` (a request that can never fit is an error, never dropped).
 The JSON file format, read by :func:`load_instance` and written by
 :func:`save_instance`, is::
 
-    {"M": 40, "requests": [{"id": "r0", "arrival": 0, "prompt": 3, "output": 7}, ...]}
+    {"M": 40, "name": "optional label",
+     "requests": [{"id": "r0", "arrival": 0, "prompt": 3, "output": 7}, ...]}
+
+Rules (each violation is an :class:`InstanceError` naming the file, the request index
+and the field):
+
+* ``id`` is optional and defaults to ``r<index>`` (``r0``, ``r1``, … in file order); an
+  integer id is read as its decimal string.
+* Numbers must be integers. A JSON float is accepted only when it is integral and at
+  most ``2^53`` in size (``3.0`` is 3; ``2.5`` and ``1e18`` are errors), because larger
+  floats are not exact integers. Every value must be at most :data:`MAX_VALUE`
+  (``2^53 − 1``): solvers compute in double precision, which represents larger times
+  inexactly. Arrivals may be large (Unix timestamps in milliseconds are fine): time
+  origins cost nothing anywhere in llmopt.
+* Fields other than the documented ones are errors (a misspelt ``"ouput"`` would
+  otherwise be silently ignored).
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "MAX_VALUE",
     "InstanceError",
     "Request",
     "Instance",
@@ -28,6 +44,13 @@ __all__ = [
     "instance_from_dict",
     "instance_to_dict",
 ]
+
+
+#: Largest value of any field: every integer up to it is exact in double precision.
+MAX_VALUE = 2**53 - 1
+
+_REQUEST_FIELDS = ("id", "arrival", "prompt", "output")
+_TOP_FIELDS = ("M", "name", "requests")
 
 
 class InstanceError(ValueError):
@@ -41,8 +64,23 @@ def _as_int(value: Any, where: str, field_name: str) -> int:
     if isinstance(value, float):
         if not value.is_integer():
             raise InstanceError(f"{where}: field '{field_name}' must be an integer, got {value!r}")
+        if abs(value) > 2.0**53:
+            raise InstanceError(f"{where}: field '{field_name}' is the float {value!r}, which is not an exact "
+                                "integer above 2^53; write it as an integer")
         value = int(value)
     return int(value)
+
+
+def _check_range(value: int, where: str, field_name: str) -> None:
+    if value > MAX_VALUE:
+        raise InstanceError(f"{where}: field '{field_name}' is {value}, above the largest supported value "
+                            f"2^53 - 1 = {MAX_VALUE}")
+
+
+def _unknown_fields(data: dict, known: tuple[str, ...], where: str) -> None:
+    extra = [k for k in data if k not in known]
+    if extra:
+        raise InstanceError(f"{where}: unknown field {extra[0]!r}; the fields are {', '.join(known)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +118,8 @@ class Request:
             raise InstanceError(f"{where}: field 'prompt' must be >= 1, got {self.prompt}")
         if self.output < 1:
             raise InstanceError(f"{where}: field 'output' must be >= 1, got {self.output}")
+        for name in ("arrival", "prompt", "output"):
+            _check_range(getattr(self, name), where, name)
 
     @property
     def peak(self) -> int:
@@ -114,6 +154,7 @@ class Instance:
     def __post_init__(self) -> None:
         if isinstance(self.M, bool) or not isinstance(self.M, int) or self.M < 2:
             raise InstanceError(f"instance {self.name!r}: field 'M' must be an integer >= 2, got {self.M!r}")
+        _check_range(self.M, f"instance {self.name!r}", "M")
         reqs = tuple(self.requests)
         object.__setattr__(self, "requests", reqs)
         index: dict[str, int] = {}
@@ -186,6 +227,7 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
     """
     if not isinstance(data, dict):
         raise InstanceError(f"{source}: top level must be an object with 'M' and 'requests'")
+    _unknown_fields(data, _TOP_FIELDS, source)
     if "M" not in data:
         raise InstanceError(f"{source}: missing field 'M'")
     M = _as_int(data["M"], source, "M")
@@ -197,6 +239,7 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
         where = f"{source}: request #{pos}"
         if not isinstance(item, dict):
             raise InstanceError(f"{where}: must be an object")
+        _unknown_fields(item, _REQUEST_FIELDS, where)
         for key in ("arrival", "prompt", "output"):
             if key not in item:
                 raise InstanceError(f"{where}: missing field '{key}'")

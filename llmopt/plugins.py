@@ -1,7 +1,8 @@
 """Explicit loading of third-party plug-ins.
 
 Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
-``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``).
+``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``,
+``llmopt.windows``, ``llmopt.upper_bounds``).
 Nothing is loaded on import; the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
 harness's worker processes call it too, so plug-in names resolve there as well.
 
@@ -27,10 +28,12 @@ def registries() -> dict[str, Registry]:
     from llmopt.policies import POLICIES
     from llmopt.solvers import SOLVERS
     from llmopt.suites import SUITES
+    from llmopt.upper_bounds import UPPER_BOUNDS
+    from llmopt.windows import WINDOWS
     from llmopt.workloads import WORKLOADS
 
     return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES,
-            "formulation": FORMULATIONS}
+            "formulation": FORMULATIONS, "windows": WINDOWS, "upper bound": UPPER_BOUNDS}
 
 
 def load_plugins() -> dict[str, list[str]]:

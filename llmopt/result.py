@@ -20,8 +20,10 @@ class SolveStatus(str, enum.Enum):
     """Stopped at the time limit; ``objective`` is the incumbent (if any), ``bound`` the best bound."""
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
+    INTERRUPTED = "interrupted"
+    """Stopped by the user (Ctrl-C / SIGTERM); ``objective`` and ``bound`` are what was found so far."""
     NOT_SOLVED = "not_solved"
-    """No answer: an error, an interrupt, or an unavailable solver (see ``message``)."""
+    """No answer: an error, a work limit, or an unavailable solver (see ``message``)."""
 
     def __str__(self) -> str:
         return self.value

@@ -1,13 +1,18 @@
 """The solver protocol shared by every adapter (DESIGN §3).
 
-A solver class declares its capabilities and checks its availability *without*
-importing the backend (``importlib.util.find_spec``), so listing solvers never fails
-because an optional package is missing.
+A solver class declares its capabilities (:class:`Capability`) and checks its
+availability and version *without* importing the backend (``importlib.util.find_spec``,
+``importlib.metadata``), so listing solvers never fails because an optional package is
+missing, and the pipeline can pick a solver by what it needs (e.g. "LP duals") instead of
+by name. Per-solver tuning (options, presolve rules) lives in each adapter.
 """
 
 from __future__ import annotations
 
+import enum
+import importlib.metadata
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -16,7 +21,39 @@ import numpy as np
 from llmopt.model import CanonicalModel
 from llmopt.result import SolveResult, SolveStatus
 
-__all__ = ["Solver", "SolverInfo", "SolverUnavailable", "package_installed", "unavailable_result"]
+__all__ = [
+    "Capability",
+    "Solver",
+    "SolverInfo",
+    "SolverUnavailable",
+    "Progress",
+    "package_installed",
+    "package_version",
+    "unavailable_result",
+]
+
+#: Receives one human-readable progress line (e.g. ``"IP 12 s: incumbent 6144, bound 4165"``).
+Progress = Callable[[str], None]
+
+
+class Capability(str, enum.Enum):
+    """What a solver adapter can do."""
+
+    MIP = "mip"
+    """Solves models with integer columns (and reports a proven bound)."""
+    LP_DUALS = "lp_duals"
+    """Returns row duals of an optimal LP (HiGHS sign convention)."""
+    WARM_START = "warm_start"
+    """Accepts a feasible primal vector as a MIP start."""
+    TIME_LIMIT = "time_limit"
+    """Honours a wall-clock time limit."""
+    THREADS = "threads"
+    """Honours a thread count."""
+    INTERRUPT = "interrupt"
+    """Stops within about a second on Ctrl-C and returns what it has (status ``interrupted``)."""
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class SolverUnavailable(RuntimeError):
@@ -25,14 +62,23 @@ class SolverUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class SolverInfo:
-    """Static facts about a solver."""
+    """Static facts about a solver adapter."""
 
     name: str
     package: str
-    mip: bool
-    lp_duals: bool
-    warm_start: bool
+    capabilities: frozenset[Capability]
     open_source: bool
+
+    def has(self, *needs: Capability) -> bool:
+        return set(needs) <= self.capabilities
+
+    @property
+    def mip(self) -> bool:
+        return Capability.MIP in self.capabilities
+
+    @property
+    def lp_duals(self) -> bool:
+        return Capability.LP_DUALS in self.capabilities
 
 
 @runtime_checkable
@@ -46,6 +92,11 @@ class Solver(Protocol):
         """``(True, "")`` when usable, else ``(False, reason)``; must not import the backend."""
         ...
 
+    @classmethod
+    def version(cls) -> str | None:
+        """The backend package's installed version (``None`` if not installed); must not import it."""
+        ...
+
     def solve(
         self,
         model: CanonicalModel,
@@ -54,13 +105,27 @@ class Solver(Protocol):
         threads: int = 1,
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
+        progress: Progress | None = None,
     ) -> SolveResult:
-        """Solve ``model``; never raise for solver outcomes, report them in the status."""
+        """Solve ``model``; never raise for solver outcomes, report them in the status.
+
+        A Ctrl-C during the solve ends it with status ``interrupted`` (and the incumbent and
+        bound found so far) when the adapter has :attr:`Capability.INTERRUPT`; otherwise the
+        ``KeyboardInterrupt`` propagates.
+        """
         ...
 
 
 def package_installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
+
+
+def package_version(distribution: str) -> str | None:
+    """Installed version of a distribution, read from its metadata (no import)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def unavailable_result(solver: str, reason: str) -> SolveResult:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 import tempfile
 import time
@@ -31,13 +32,22 @@ import numpy as np
 
 from llmopt.model import CanonicalModel
 from llmopt.result import SolveResult, SolveStatus
-from llmopt.solvers.base import SolverInfo, check_warm_start, finish, package_installed, unavailable_result
+from llmopt.solvers.base import (
+    Capability,
+    Progress,
+    SolverInfo,
+    check_warm_start,
+    finish,
+    package_installed,
+    package_version,
+    unavailable_result,
+)
+from llmopt.tolerance import FEASIBILITY_TOL
 
 __all__ = ["CbcSolver"]
 
 _LOWER_BOUND = re.compile(r"^Lower bound:\s*(\S+)\s*$", re.MULTILINE)
 _PRINT_SLACK = 5e-4  # CBC prints the bound with "%.3f"
-_FEAS_TOL = 1e-6
 
 
 @functools.cache
@@ -72,7 +82,7 @@ def _parse_lower_bound(log: str) -> float | None:
 
 def _feasible(model: CanonicalModel, x: np.ndarray) -> bool:
     """Whether ``x`` satisfies every bound and integrality flag up to a scaled tolerance."""
-    return model.max_violation(x) <= _FEAS_TOL * (1.0 + float(np.abs(x).max(initial=0.0)))
+    return model.max_violation(x) <= FEASIBILITY_TOL * (1.0 + float(np.abs(x).max(initial=0.0)))
 
 
 def _empty_rows_infeasible(model: CanonicalModel, empty: np.ndarray, tol: float = 1e-9) -> bool:
@@ -80,11 +90,37 @@ def _empty_rows_infeasible(model: CanonicalModel, empty: np.ndarray, tol: float 
     return bool(np.any(model.row_lower[empty] > tol) or np.any(model.row_upper[empty] < -tol))
 
 
+def _kill_children(command: str) -> None:
+    """Kill this process's children whose command name starts with ``command`` (Linux ``/proc``)."""
+    me = os.getpid()
+    try:
+        entries = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return
+    for pid in entries:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        name = stat[stat.find("(") + 1: stat.rfind(")")]
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        if ppid == me and name.startswith(command):
+            try:
+                os.kill(int(pid), 9)
+            except OSError:
+                pass
+
+
 class CbcSolver:
     """Solve a :class:`CanonicalModel` with COIN-OR CBC (via PuLP; CLP simplex for LPs)."""
 
     info: ClassVar[SolverInfo] = SolverInfo(
-        name="cbc", package="pulp", mip=True, lp_duals=True, warm_start=True, open_source=True
+        name="cbc",
+        package="pulp",
+        capabilities=frozenset({Capability.MIP, Capability.LP_DUALS, Capability.WARM_START, Capability.TIME_LIMIT,
+                                Capability.THREADS}),
+        open_source=True,
     )
 
     @classmethod
@@ -92,6 +128,10 @@ class CbcSolver:
         if package_installed("pulp"):
             return True, ""
         return False, "pulp is not installed (pip install pulp)"
+
+    @classmethod
+    def version(cls) -> str | None:
+        return package_version("pulp")
 
     def solve(
         self,
@@ -101,6 +141,7 @@ class CbcSolver:
         threads: int = 1,
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
+        progress: Progress | None = None,
     ) -> SolveResult:
         """Solve ``model`` with CBC.
 
@@ -118,6 +159,8 @@ class CbcSolver:
             A full primal vector passed as a MIP start (ignored for LPs, like HiGHS).
         verbose : bool
             Print CBC's log after the run.
+        progress : callable, optional
+            Ignored: CBC runs as a subprocess whose log PuLP reads only at the end.
 
         Returns
         -------
@@ -152,7 +195,9 @@ class CbcSolver:
                     msg=False,
                     timeLimit=None if time_limit is None else max(float(time_limit), 0.0),
                     gapRel=float(mip_gap) if model.is_mip else None,
-                    threads=int(threads),
+                    # "-threads 1" takes CBC's threaded code path, which now and then stalls for 10 s;
+                    # one thread is CBC's default, so the option is passed only for more.
+                    threads=int(threads) if threads > 1 else None,
                     warmStart=warm_start is not None and model.is_mip,
                     logPath=str(log_path),
                     timeMode="elapsed",
@@ -163,6 +208,11 @@ class CbcSolver:
                 start = time.perf_counter()
                 try:
                     prob.solve(cmd)
+                except KeyboardInterrupt:
+                    # The cbc child keeps running unless the signal reached its process group too;
+                    # stop it, then let the interrupt propagate (CBC's partial result is lost).
+                    _kill_children("cbc")
+                    raise
                 except pulp.PulpSolverError as exc:
                     runtime = time.perf_counter() - start
                     return finish(self.info.name, model, SolveStatus.NOT_SOLVED, None, None, runtime,

@@ -8,14 +8,25 @@ reported as ``NOT_SOLVED`` with a message saying so (DESIGN §3: never crash a s
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from llmopt.model import CanonicalModel
 from llmopt.result import SolveResult, SolveStatus
-from llmopt.solvers.base import SolverInfo, check_warm_start, finish, package_installed, unavailable_result
+from llmopt.solvers.base import (
+    Capability,
+    Progress,
+    SolverInfo,
+    check_warm_start,
+    finish,
+    package_installed,
+    package_version,
+    unavailable_result,
+)
 
 __all__ = ["GurobiSolver"]
 
@@ -28,8 +39,33 @@ class GurobiSolver:
     """Solve a :class:`CanonicalModel` with Gurobi (needs ``gurobipy`` and a licence)."""
 
     info: ClassVar[SolverInfo] = SolverInfo(
-        name="gurobi", package="gurobipy", mip=True, lp_duals=True, warm_start=True, open_source=False
+        name="gurobi",
+        package="gurobipy",
+        capabilities=frozenset(Capability),
+        open_source=False,
     )
+
+    @classmethod
+    def version(cls) -> str | None:
+        return package_version("gurobipy")
+
+    @classmethod
+    def licence_note(cls) -> str:
+        """Which licence Gurobi will use, found without importing gurobipy.
+
+        Gurobi looks for a licence file in ``GRB_LICENSE_FILE``, then ``gurobi.lic`` in the home
+        folder and the standard system folders; with none, the pip wheel's bundled licence
+        applies, which is size-limited (2,000 variables and 2,000 linear constraints).
+        """
+        env = os.environ.get("GRB_LICENSE_FILE")
+        places = [Path(env)] if env else []
+        places += [Path.home() / "gurobi.lic", Path("/opt/gurobi/gurobi.lic"), Path("/usr/local/gurobi/gurobi.lic"),
+                   Path("/Library/gurobi/gurobi.lic")]
+        for p in places:
+            if p.is_file():
+                return f"licence file {p}"
+        return ("no licence file found: the pip wheel's bundled licence applies, size-limited to "
+                "2,000 variables and 2,000 constraints (enough for tests on tiny models)")
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -47,6 +83,7 @@ class GurobiSolver:
         threads: int = 1,
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
+        progress: Progress | None = None,
     ) -> SolveResult:
         """Solve ``model`` with Gurobi.
 
@@ -64,6 +101,8 @@ class GurobiSolver:
             A full primal vector set as the MIP ``Start`` (ignored for LPs, like HiGHS).
         verbose : bool
             ``OutputFlag``.
+        progress : callable, optional
+            Ignored (Gurobi's own log is shown with ``verbose``).
 
         Returns
         -------
@@ -179,6 +218,10 @@ class GurobiSolver:
                     np.add.at(duals, rows, np.asarray(constr.Pi, dtype=float))
         elif status == GRB.TIME_LIMIT:
             st = SolveStatus.TIME_LIMIT
+            if model.is_mip:
+                bound = _finite_attr(gp, gmodel, "ObjBound")
+        elif status == GRB.INTERRUPTED:  # gurobipy turns Ctrl-C during optimize() into this status
+            st = SolveStatus.INTERRUPTED
             if model.is_mip:
                 bound = _finite_attr(gp, gmodel, "ObjBound")
         elif status == GRB.INFEASIBLE:

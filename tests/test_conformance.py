@@ -12,14 +12,7 @@ load_plugins()  # installed plug-ins are checked too
 REG = registries()
 
 
-CHECKS = {
-    "policy": conformance.check_policy,
-    "workload": conformance.check_workload,
-    "solver": conformance.check_solver,
-    "bound": conformance.check_bound,
-    "formulation": conformance.check_formulation,
-    "suite": conformance.check_suite,
-}
+CHECKS = conformance.CHECKS
 
 
 def test_every_registry_has_a_check():

@@ -1,20 +1,25 @@
-"""The hindsight pipeline: heuristics, windows, IP, checker (llmopt.hindsight)."""
+"""The hindsight pipeline of named stages (llmopt.hindsight): heuristics, windows, IP, checker, bounds."""
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 from helpers import random_tiny_instance
 
+from llmopt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
 from llmopt.checker import check_schedule
 from llmopt.heuristics import local_search
 from llmopt.hindsight import solve_hindsight
-from llmopt.instance import Instance
+from llmopt.instance import Instance, Request
 from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
+from llmopt.registry import RegistryError
+from llmopt.result import SolveResult, SolveStatus
 from llmopt.simulator import simulate
+from llmopt.solvers import SOLVERS
+from llmopt.solvers.base import Capability, SolverInfo
+from llmopt.tolerance import integer_lower_bound
+from llmopt.windows import WINDOWS, StartWindows, start_windows
 from llmopt.workloads import jaillet_am1
 
 
@@ -24,18 +29,21 @@ def t5() -> Instance:
 
 
 def test_t5_opt_is_proven_and_beats_mcsf():
-    res = solve_hindsight(t5(), time_limit=30)
+    lines: list[str] = []
+    res = solve_hindsight(t5(), time_limit=30, progress=lines.append)
     assert res.status is SolveStatus.OPTIMAL
     assert res.opt == 12 and res.incumbent == 12
     assert res.heuristics["mc-sf"] == 13
-    assert res.bound == 12 and res.gap == 0
+    assert res.bound == 12 and res.gap == 0 and res.errors == ()
     assert check_schedule(t5(), res.starts).tel == 12
+    assert any("upper bounds" in ln for ln in lines) and any("IP" in ln for ln in lines)
+    assert res.model_stats["formulation"] == "hindsight-ip" and res.model_stats["classes"] == 2
 
 
 def test_time_limited_solve_is_not_called_optimal():
     # n = 30 cannot be proven optimal in 0.5 s; the result must say so and keep a valid incumbent.
     inst = jaillet_am1(3, n_range=(30, 30), M_range=(40, 40))
-    res = solve_hindsight(inst, time_limit=0.5, search_evals=20)
+    res = solve_hindsight(inst, ip_time_limit=0.5, search_evals=20)
     assert res.status is SolveStatus.TIME_LIMIT
     assert res.opt is None
     assert res.incumbent <= res.heuristics["mc-sf"]
@@ -47,17 +55,15 @@ def test_time_limited_solve_is_not_called_optimal():
 def test_early_stop_falls_back_to_checked_lp_bound():
     # The MIP stops before its root LP; the bound must then come from the LP dual that the
     # checker re-derived (not the solver's trivial bound), and be no larger than the incumbent.
-    from llmopt.bounds import lp_bound
-    from llmopt.formulations.hindsight_ip import start_windows
-
     inst = jaillet_am1(4, n_range=(25, 25), M_range=(40, 40))
-    res = solve_hindsight(inst, time_limit=0.01, search_evals=0)
+    res = solve_hindsight(inst, ip_time_limit=0.01, search_evals=0)
     assert res.status is SolveStatus.TIME_LIMIT
     assert res.bound_certificate == "lp-dual-checked"
-    lp = lp_bound(inst, start_windows(inst, min(res.heuristics.values())))
+    lp = lp_bound(inst, BoundContext(upper_bound_starts=res.starts))
     assert lp.verified and lp.value is not None
-    assert res.bound == math.ceil(lp.value - 1e-6)
+    assert res.bound == integer_lower_bound(lp.value)
     assert res.bound <= res.incumbent
+    assert [b.name for b in res.bounds] == ["lp"] and res.bounds[0].verified
 
 
 def test_local_search_never_worse_and_deterministic():
@@ -82,3 +88,117 @@ def test_pipeline_matches_plain_ip_on_tiny_instances(seed):
     plain = get_solver("highs").solve(formulate(inst, aggregate=False), time_limit=30)
     assert res.status is SolveStatus.OPTIMAL and plain.status is SolveStatus.OPTIMAL
     assert res.opt == round(plain.objective)
+    binary = solve_hindsight(inst, time_limit=30, seed=seed, formulation="hindsight-ip-binary",
+                             upper_bounds=("fcfs",), windows="horizon", solver="cbc")
+    assert binary.opt == res.opt
+    assert binary.solver == ("" if res.opt == inst.total_output else "cbc")  # no IP when nobody waits
+
+
+def test_unknown_stage_names_fail_before_any_work():
+    for kwargs in ({"formulation": "nope"}, {"bounds": ("nope",)}, {"windows": "nope"}, {"solver": "nope"},
+                   {"upper_bounds": ("nope",)}):
+        with pytest.raises(RegistryError, match="nope"):
+            solve_hindsight(t5(), **kwargs)
+
+
+def test_no_waiting_means_optimal_without_an_ip():
+    inst = Instance.from_tuples(10, [(0, 1, 2), (5, 2, 2)])
+    res = solve_hindsight(inst)
+    assert res.status is SolveStatus.OPTIMAL and res.opt == 4 and res.bound_certificate == "sum-of-outputs"
+    assert res.model_stats == {}
+    empty = solve_hindsight(Instance(10, ()))
+    assert empty.status is SolveStatus.OPTIMAL and empty.opt == 0 and empty.gap == 0.0
+
+
+def test_time_origin_costs_nothing():
+    rows = [(0, 1, 1), (0, 1, 1), (0, 1, 3), (1, 1, 3)]
+    shift = 1_700_000_000_000
+    small = solve_hindsight(Instance.from_tuples(5, rows))
+    big_inst = Instance.from_tuples(5, [(a + shift, s, o) for a, s, o in rows])
+    big = solve_hindsight(big_inst)
+    assert big.status is small.status is SolveStatus.OPTIMAL
+    assert big.opt == small.opt and big.bound == small.bound
+    assert min(big.starts.values()) >= shift
+    assert check_schedule(big_inst, big.starts).tel == big.opt
+
+
+def test_huge_output_length_is_quick_and_model_size_is_checked_up_front():
+    one = Instance(2_000_001 + 1, (Request("long", 0, 1, 2_000_000),))
+    assert solve_hindsight(one).opt == 2_000_000  # no waiting: no model at all
+    inst = jaillet_am1(0)
+    lines: list[str] = []
+    res = solve_hindsight(inst, max_nnz=1000, search_evals=0, progress=lines.append)
+    assert res.status is SolveStatus.NOT_SOLVED and res.model_stats == {}
+    assert "IP skipped" in res.message and "nonzeros" in res.message and "--max-nnz" in res.message
+    assert res.bounds[0].value is None and "skipped" in res.bounds[0].detail
+    assert res.bound == inst.total_output and res.bound_certificate == "sum-of-outputs"
+
+
+# --- the certificate chain has no trusted input -------------------------------------------------------
+
+
+class _StuckSolver:
+    """A MIP solver that never finds anything (status time_limit, no point, no bound)."""
+
+    info = SolverInfo("stuck", "none", frozenset({Capability.MIP}), True)
+
+    @classmethod
+    def available(cls):
+        return True, ""
+
+    @classmethod
+    def version(cls):
+        return None
+
+    def solve(self, model, time_limit=None, mip_gap=1e-9, threads=1, warm_start=None, verbose=False,
+              progress=None):
+        return SolveResult(SolveStatus.TIME_LIMIT, None, None, None, 0.0, solver="stuck", message="stuck")
+
+
+class _LyingSolver(_StuckSolver):
+    """Claims a MIP bound far above every schedule."""
+
+    info = SolverInfo("lying", "none", frozenset({Capability.MIP}), True)
+
+    def solve(self, model, **kwargs):
+        return SolveResult(SolveStatus.TIME_LIMIT, None, 10_000.0, None, 0.0, solver="lying", message="lying")
+
+
+@pytest.fixture
+def fake_stages():
+    def bogus(instance, ctx):
+        return BoundResult("bogus", 10_000.0, "bogus-certificate", True, "claims too much", 10_000.0)
+
+    def tight(instance, lo_hi_ub=None):
+        w = start_windows(instance, lo_hi_ub)
+        return StartWindows(w.lo, tuple(lo for lo in w.lo), max(lo + r.output for lo, r in
+                                                                  zip(w.lo, instance.requests)), "starts at arrival")
+
+    BOUNDS.register("test-bogus", bogus)
+    SOLVERS.register("test-stuck", _StuckSolver)
+    SOLVERS.register("test-lying", _LyingSolver)
+    WINDOWS.register("test-arrival-only", tight)
+    yield
+    BOUNDS.unregister("test-bogus")
+    SOLVERS.unregister("test-stuck")
+    SOLVERS.unregister("test-lying")
+    WINDOWS.unregister("test-arrival-only")
+
+
+def test_a_bound_above_the_incumbent_is_an_error_never_a_proof(fake_stages):
+    res = solve_hindsight(t5(), solver="test-stuck", bounds=("test-bogus",))
+    assert res.status is SolveStatus.TIME_LIMIT and res.opt is None
+    assert res.incumbent == 12 and res.bound < 12
+    assert any("exceeds the verified incumbent" in e and "bogus-certificate" in e for e in res.errors)
+
+
+def test_a_solver_bound_is_used_only_over_windows_the_checker_accepts(fake_stages):
+    # The lying solver's bound exceeds the incumbent: reported, not used.
+    res = solve_hindsight(t5(), solver="test-lying", bounds=())
+    assert res.opt is None and any("mip-bound-from-solver" in e for e in res.errors)
+    # Windows that start every request at its arrival do not contain the checker's windows, so even an
+    # honest solver's optimum over them proves nothing: T-5's optimum needs waiting.
+    res = solve_hindsight(t5(), windows="test-arrival-only", bounds=())
+    assert "do not contain the checker's windows" in res.message
+    assert res.bound_certificate != "mip-bound-from-solver"
+    assert res.opt is None or res.opt == 12

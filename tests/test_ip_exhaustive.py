@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from helpers import is_feasible, memory_profile, random_tiny_instance, tel_of, theorem41_instance
 
-from llmopt.formulations.hindsight_ip import encode_starts, formulate, start_windows
+from llmopt.formulations.hindsight_ip import decode_starts, encode_starts, formulate, start_windows
 from llmopt.instance import Instance
 from llmopt.policies import make_policy
 from llmopt.result import SolveStatus
@@ -80,15 +80,15 @@ def _mcsf_upper_bound(instance: Instance) -> int:
     return sch.tel
 
 
-def _solve_ip(model) -> tuple[float, dict[str, int]]:
-    res = SOLVER.solve(model, time_limit=60)
+def _solve_ip(instance: Instance, model, solver=SOLVER) -> tuple[float, dict[str, int]]:
+    res = solver.solve(model, time_limit=60)
     assert res.status is SolveStatus.OPTIMAL, res.message
     assert res.x is not None and model.max_violation(res.x) <= 1e-6
-    return float(res.objective), model.decode(res.x)
+    return float(res.objective), decode_starts(instance, model, res.x)
 
 
-def _check_ip_matches(instance: Instance, opt: int, model) -> None:
-    obj, starts = _solve_ip(model)
+def _check_ip_matches(instance: Instance, opt: int, model, solver=SOLVER) -> None:
+    obj, starts = _solve_ip(instance, model, solver)
     assert obj == pytest.approx(opt, abs=1e-6)
     assert is_feasible(instance, starts)
     assert tel_of(instance, starts) == opt
@@ -121,7 +121,7 @@ def _tiny(seed: int) -> Instance:
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_ip_matches_exhaustive_search(seed):
+def test_ip_matches_exhaustive_search(seed, mip_solver):
     inst = _tiny(seed)
     ub = _mcsf_upper_bound(inst)
     opt, _ = exhaustive_opt(inst, ub)
@@ -133,10 +133,10 @@ def test_ip_matches_exhaustive_search(seed):
         formulate(inst, windows, aggregate=False),
         formulate(inst, aggregate=False),
     ):
-        _check_ip_matches(inst, opt, model)
+        _check_ip_matches(inst, opt, model, mip_solver)
     # LP relaxation (same formulation, integrality dropped) is a lower bound
     for model in (formulate(inst, windows), formulate(inst, aggregate=False)):
-        lp = SOLVER.solve(model.relax())
+        lp = mip_solver.solve(model.relax())
         assert lp.status is SolveStatus.OPTIMAL
         assert not model.relax().is_mip
         assert lp.objective <= opt + 1e-6
@@ -166,7 +166,7 @@ def test_t5_opt_is_12():
     assert memory_profile(inst, digest_opt) == [4, 5, 4, 2, 3, 4] and tel_of(inst, digest_opt) == 12
     assert exhaustive_opt(inst, ub)[0] == 12
     for model in (formulate(inst, start_windows(inst, ub)), formulate(inst), formulate(inst, aggregate=False)):
-        obj, starts = _solve_ip(model)
+        obj, starts = _solve_ip(inst, model)
         assert obj == pytest.approx(12)
         assert is_feasible(inst, starts) and tel_of(inst, starts) == 12
 
@@ -211,7 +211,7 @@ def test_theorem41_digest_opt_schedules_are_feasible(M, long_start, short_starts
     starts = dict(zip(inst.ids, [long_start] + short_starts))
     assert is_feasible(inst, starts) and tel_of(inst, starts) == opt
     model = formulate(inst, start_windows(inst, _mcsf_upper_bound(inst)))
-    x = encode_starts(model, starts)
+    x = encode_starts(inst, model, starts)
     assert model.max_violation(x) == 0 and model.objective_value(x) == opt
 
 
@@ -219,7 +219,7 @@ def test_theorem41_m36_opt_schedule_shape():
     """DIGEST §3.1: an optimal schedule delays the long request (MC-SF's b = 0 is not optimal)."""
     inst = theorem41_instance(36)
     ub = _mcsf_upper_bound(inst)
-    _, starts = _solve_ip(formulate(inst, start_windows(inst, ub)))
+    _, starts = _solve_ip(inst, formulate(inst, start_windows(inst, ub)))
     assert starts["r0"] > 0
     assert tel_of(inst, starts) == 80
 
@@ -241,4 +241,59 @@ def test_empty_instance_has_opt_zero():
     model = formulate(inst)
     assert model.n_cols == 0
     assert model.objective_value(np.zeros(0)) == 0
-    assert model.decode(np.zeros(0)) == {}
+    assert decode_starts(inst, model, np.zeros(0)) == {}
+
+
+# --- the IP's rows accept exactly the feasible schedules: every start vector, latest starts included ------
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ip_rows_accept_exactly_the_feasible_start_vectors(seed):
+    """For n <= 3, enumerate *every* start vector in the model's windows (up to the latest start
+    ``T_c − o_i``, whose memory reaches the last time ``T_c``): the IP accepts it iff the independent
+    memory model of DESIGN §1 does, with objective = TEL. A model missing any memory row (e.g. the last
+    one, a horizon one step short) accepts an overflowing vector here."""
+    import itertools
+
+    inst = _enumerable(seed)
+    windows = start_windows(inst)
+    seen = {True: 0, False: 0}
+    for model in (formulate(inst, windows), formulate(inst, windows, aggregate=False)):
+        ranges = [range(lo, hi + 1) for lo, hi in zip(windows.lo, windows.hi, strict=True)]
+        for ks in itertools.product(*ranges):
+            starts = dict(zip(inst.ids, ks, strict=True))
+            x = encode_starts(inst, model, starts)
+            feasible = is_feasible(inst, starts)
+            seen[feasible] += 1
+            assert (model.max_violation(x) == 0) == feasible, starts
+            assert model.objective_value(x) == tel_of(inst, starts)
+    assert seen[True]
+
+
+def _enumerable(seed: int) -> Instance:
+    return random_tiny_instance(random.Random(5000 + seed), n_range=(2, 3), M_range=(4, 9), max_arrival=2,
+                                dup_prob=0.3)
+
+
+def test_enumerated_instances_include_overflow_at_the_horizon():
+    """The sample above must contain start vectors that overflow exactly at the last time T_c."""
+    hits = 0
+    for seed in range(40):
+        inst = _enumerable(seed)
+        windows = start_windows(inst)
+        latest = dict(zip(inst.ids, windows.hi, strict=True))
+        profile = memory_profile(inst, latest)
+        hits += profile[-1] > inst.M and all(u <= inst.M for u in profile[:-1])
+    assert hits >= 5
+
+
+def test_latest_starts_overflow_only_at_the_horizon():
+    """Hand case: both requests at their latest starts end together at T_c = 6, where memory is 4 + 4 > 7."""
+    inst = Instance.from_tuples(7, [(0, 1, 3), (0, 1, 3)])
+    windows = start_windows(inst)
+    assert windows.hi == (3, 3) and windows.horizon == 6
+    model = formulate(inst, windows)
+    assert model.rows("eq3_memory").labels["t"].max() == 6
+    latest = {"r0": 3, "r1": 3}
+    assert not is_feasible(inst, latest)
+    assert model.max_violation(encode_starts(inst, model, latest)) == pytest.approx(1.0)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from llmopt.model import CanonicalModel
+from llmopt.model import Block, CanonicalModel
 from llmopt.registry import RegistryError
 from llmopt.result import SolveResult, SolveStatus
 from llmopt.solvers import SOLVERS, get_solver, solver_status
@@ -38,8 +38,8 @@ def make_model(
         col_lower=np.asarray(col_lower, dtype=float),
         col_upper=np.asarray(col_upper, dtype=float),
         integer=np.asarray(integer, dtype=bool),
-        col_names=tuple(f"x{j}" for j in range(n)),
-        row_names=tuple(f"r{i}" for i in range(m)),
+        row_blocks=(Block("rows", 0, m),),
+        col_blocks=(Block("x", 0, n),),
     )
 
 
@@ -398,3 +398,84 @@ def test_registry_is_lazy_and_returns_instances() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- CBC's printed bound, capabilities, versions ---------------------------------------------------
+
+
+@pytest.mark.parametrize("true_bound", [12.3451, 12.3456, 12.3459, -7.0004, -7.0006, 1169.0, 0.0004])
+def test_cbc_printed_bound_is_lowered_to_stay_valid(true_bound: float) -> None:
+    """CBC prints its bound with "%.3f", which may round *up*; the parsed value must never exceed the
+    true bound (a wrong sign on the print slack makes it exceed it) and stays within 1e-3 of it."""
+    from llmopt.solvers.cbc import _parse_lower_bound
+
+    log = f"Result - Stopped on time limit\n\nObjective value:    20.00000000\nLower bound: {true_bound:.3f}\n"
+    parsed = _parse_lower_bound(log)
+    assert parsed is not None
+    assert true_bound - 1e-3 <= parsed <= true_bound
+    assert _parse_lower_bound("no summary here") is None
+
+
+def test_capabilities_and_pick_solver(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llmopt.solvers import Capability, pick_solver, solver_versions
+    from llmopt.solvers.base import SolverInfo, package_version
+
+    for name in ("highs", "cbc", "gurobi"):
+        info = SOLVERS.get(name).info
+        assert isinstance(info, SolverInfo) and info.has(Capability.MIP, Capability.LP_DUALS)
+    assert SOLVERS.get("highs").info.has(Capability.INTERRUPT)
+    assert not SOLVERS.get("cbc").info.has(Capability.INTERRUPT)
+    assert pick_solver(Capability.LP_DUALS) == "highs"
+    assert pick_solver(Capability.LP_DUALS, prefer="cbc") == "cbc"
+    assert pick_solver(Capability.INTERRUPT, prefer="cbc") == "highs"  # cbc lacks it: skipped
+
+    class NoDuals:
+        info = SolverInfo("noduals", "none", frozenset({Capability.MIP}), True)
+
+        @classmethod
+        def available(cls):
+            return True, ""
+
+        @classmethod
+        def version(cls):
+            return None
+
+    SOLVERS.register("noduals", NoDuals)
+    try:
+        assert pick_solver(Capability.LP_DUALS, prefer="noduals") == "highs"
+        assert pick_solver(Capability.MIP, prefer="noduals") == "noduals"
+    finally:
+        SOLVERS.unregister("noduals")
+    versions = solver_versions()
+    assert versions["highs"] == package_version("highspy") and versions["highs"]
+    assert versions["cbc"] == package_version("pulp")
+
+
+def test_interrupted_highs_solve_returns_what_it_has() -> None:
+    """A KeyboardInterrupt while HiGHS runs cancels the solve and returns, within about a second, status
+    interrupted with what it has (the incumbent if HiGHS stopped in time), instead of propagating."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from llmopt.formulations.hindsight_ip import encode_starts, formulate
+    from llmopt.policies import make_policy
+    from llmopt.simulator import simulate
+    from llmopt.windows import start_windows
+    from llmopt.workloads import jaillet_am1
+
+    inst = jaillet_am1(0)  # n = 58: HiGHS needs far more than the 1.5 s before the interrupt
+    mcsf = simulate(inst, make_policy("mc-sf"))
+    model = formulate(inst, start_windows(inst, mcsf.tel))
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        res = get_solver("highs").solve(model, time_limit=120, warm_start=encode_starts(inst, model, mcsf.starts))
+    finally:
+        timer.cancel()
+    elapsed = time.perf_counter() - t0
+    assert res.status is SolveStatus.INTERRUPTED, res.message
+    assert elapsed < 8.0
+    assert res.objective is None or res.objective <= mcsf.tel

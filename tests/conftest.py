@@ -1,0 +1,67 @@
+"""Test configuration: a guard against mixed checkouts, and a fixture over every available solver."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _imported_from_this_checkout() -> list[str]:
+    """``llmopt.formulations`` and ``llmopt.solvers`` are mapped from top-level folders by setuptools'
+    ``package-dir``; an editable install of another checkout (or a stale wheel) could serve them
+    while ``llmopt`` itself comes from here, and the tests would then test the wrong code."""
+    import llmopt
+    import llmopt.formulations
+    import llmopt.solvers  # noqa: F401  (imported for sys.modules below)
+
+    expected = {
+        "llmopt": ROOT / "llmopt",
+        "llmopt.formulations": ROOT / "formulations",
+        "llmopt.solvers": ROOT / "solvers",
+    }
+    problems = []
+    for name, folder in expected.items():
+        where = Path(sys.modules[name].__file__ or "").resolve().parent
+        if where != folder:
+            problems.append(f"{name} is imported from {where}, not from this checkout's {folder}")
+    return problems
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problems = _imported_from_this_checkout()
+    if problems:
+        raise pytest.UsageError(
+            "; ".join(problems) + " — reinstall this checkout (pip install -e '.[dev]') before testing it"
+        )
+
+
+def _solvers_under_test() -> list[str]:
+    """HiGHS and CBC always; Gurobi where gurobipy imports and its licence solves a tiny model
+    (the pip wheel's size-limited licence does)."""
+    from llmopt.conformance import check_solver
+    from llmopt.solvers import solver_status
+
+    names = []
+    for name in ("highs", "cbc", "gurobi"):
+        ok, _why = solver_status(name)
+        if not ok:
+            continue
+        if name == "gurobi" and check_solver(name):
+            continue  # installed but no usable licence here
+        names.append(name)
+    return names
+
+
+SOLVERS_UNDER_TEST = _solvers_under_test()
+
+
+@pytest.fixture(scope="session", params=SOLVERS_UNDER_TEST)
+def mip_solver(request: pytest.FixtureRequest):
+    """Each available MIP solver in turn (exhaustive-search and invariant tests run on all of them)."""
+    from llmopt.solvers import get_solver
+
+    return get_solver(request.param)

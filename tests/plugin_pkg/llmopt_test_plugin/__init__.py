@@ -1,0 +1,1 @@
+"""A third-party llmopt plug-in (tests only): everything here uses llmopt's public API."""
