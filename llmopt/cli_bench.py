@@ -1,34 +1,138 @@
-"""``llmopt bench``: run, list and report benchmark suites (see :mod:`llmopt.harness`)."""
+"""``llmopt bench``: run, list and report benchmark suites (see :mod:`llmopt.harness`).
+
+Results go to ``runs/SUITE`` by default, never to ``results/``: the folders under
+``results/`` are committed reference output, rebuilt on purpose with ``--out``.
+Every option is checked before any work starts; a bad one is a one-line error, exit 2.
+"""
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from llmopt.cli_common import console, die
 from llmopt.registry import RegistryError
+from llmopt.suites import Suite
 
-__all__ = ["bench_app"]
+__all__ = ["bench_app", "DEFAULT_RUNS_DIR"]
+
+DEFAULT_RUNS_DIR = Path("runs")
 
 bench_app = typer.Typer(help="Benchmark suites: run (parallel, resumable), list, report.", no_args_is_help=True)
 
-OutDir = Annotated[Path | None, typer.Option("--out", help="Results folder (default results/SUITE).")]
+SuiteArg = Annotated[str | None, typer.Argument(
+    metavar="[SUITE]", help="Suite name (see `llmopt bench list`); may be left out with --suite-file.",
+    show_default=False)]
+OutDir = Annotated[Path | None, typer.Option(
+    "--out", help=f"Results folder (default {DEFAULT_RUNS_DIR}/SUITE).", show_default=False)]
+SuiteFile = Annotated[Path | None, typer.Option(
+    "--suite-file", help="Run a suite defined in a JSON file (a Suite.to_dict() object, or a results "
+    "folder's suite.json).", show_default=False)]
 
 
-def _get_suite(name: str):
+def _read_suite_file(path: Path) -> Suite:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        die(f"{path}: no such suite file")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        die(f"{path}: cannot read the suite ({exc})")
+    if isinstance(data, dict) and isinstance(data.get("suite"), dict) and "runs" in data:
+        data = data["suite"]  # a results folder's suite.json
+    try:
+        return Suite.from_dict(data)
+    except ValueError as exc:
+        die(f"{path}: {exc}")
+
+
+def _resolve_suite(name: str | None, suite_file: Path | None, out: Path | None = None) -> Suite:
+    """The suite from ``--suite-file``, the registry, or (for reports) the folder's suite.json."""
     from llmopt.suites import get_suite
 
+    if suite_file is not None:
+        suite = _read_suite_file(suite_file)
+        if name is not None and name != suite.name:
+            die(f"{suite_file} defines suite {suite.name!r}, not {name!r}")
+        return suite
+    if name is None:
+        stored = _stored_suite(out) if out is not None else None
+        if stored is None:
+            die("name a SUITE, or give --suite-file" + (" (or an --out folder with a suite.json)" if out else ""))
+        return stored
     try:
         return get_suite(name)
     except RegistryError as exc:
+        stored = _stored_suite(out or DEFAULT_RUNS_DIR / name)
+        if stored is not None and stored.name == name:
+            return stored
         die(str(exc))
+
+
+def _stored_suite(out_dir: Path) -> Suite | None:
+    from llmopt.store import SUITE_FILE
+
+    try:
+        data = json.loads((out_dir / SUITE_FILE).read_text(encoding="utf-8"))
+        return Suite.from_dict(data["suite"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _check_names(suite: Suite) -> None:
+    """Exit 2 for a component name no registry knows; 3 for a known but unusable solver."""
+    from llmopt.bounds import BOUNDS
+    from llmopt.experiment import resolve_workload
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.policies import POLICIES
+    from llmopt.solvers import SOLVERS, solver_status
+
+    where = f"suite {suite.name!r}"
+    for p in suite.policies:
+        if p not in POLICIES:
+            die(f"{where}: unknown policy {p!r}; known: {', '.join(POLICIES.names())}")
+    for spec in suite.workloads:
+        try:
+            fn = resolve_workload(spec.workload)
+        except Exception as exc:
+            die(f"{where}: workload {spec.workload!r} does not resolve ({type(exc).__name__}: {exc})")
+        try:
+            inspect.signature(fn).bind(0, **spec.params)
+        except TypeError as exc:
+            die(f"{where}: workload {spec.workload!r} does not take the parameters {dict(spec.params)} ({exc})")
+        except ValueError:  # no signature to check (a builtin)
+            pass
+    if suite.formulation not in FORMULATIONS:
+        die(f"{where}: unknown formulation {suite.formulation!r}; known: {', '.join(FORMULATIONS.names())}")
+    for b in suite.bounds:
+        if b not in BOUNDS:
+            die(f"{where}: unknown bound {b!r}; known: {', '.join(BOUNDS.names())}")
+    if suite.solver not in SOLVERS:
+        die(f"{where}: unknown solver {suite.solver!r}; known: {', '.join(SOLVERS.names())}")
+    ok, why = solver_status(suite.solver)
+    if not ok:
+        die(f"{where}: solver {suite.solver!r} is unavailable: {why}", 3)
+
+
+def _check_out(out_dir: Path, suite: Suite, *, settings: bool) -> None:
+    from llmopt.store import HarnessError, check_folder_suite, read_meta
+
+    if out_dir.exists() and not out_dir.is_dir():
+        die(f"--out {out_dir} is a file, not a results folder")
+    if out_dir.is_dir():
+        try:
+            check_folder_suite(read_meta(out_dir), suite, out_dir, settings=settings)
+        except HarnessError as exc:
+            die(str(exc))
 
 
 _SUMMARY_ROWS = (
@@ -38,64 +142,139 @@ _SUMMARY_ROWS = (
     ("TEL/OPT mean (proven)", "ratio_vs_opt_mean", "paper_mean"),
     ("TEL/OPT max (proven)", "ratio_vs_opt_max", "paper_max"),
     ("TEL/OPT min (proven)", "ratio_vs_opt_min", "paper_min"),
-    ("= OPT (proven)", "mcsf_exact", "paper_exact"),
+    ("= OPT (proven)", "reference_exact", "paper_exact"),
     ("TEL/found mean (<= ratio)", "ratio_vs_incumbent_mean", None),
     ("TEL/found max", "ratio_vs_incumbent_max", None),
     ("TEL/bound mean (>= ratio)", "ratio_vs_bound_mean", None),
     ("TEL/bound max", "ratio_vs_bound_max", None),
     ("mean gap", "gap_mean", None),
-    ("> best found", "mcsf_worse_than_found", None),
+    ("> best found", "reference_worse_than_found", None),
 )
 
 
-def _summary_table(df, title: str) -> Table:
+def _summary_table(df: Any, title: str) -> Table:
     """Per-workload summary, one column per workload, ``ours (paper)`` in each cell."""
     from llmopt.report import format_value
 
-    t = Table(title=title, caption="(paper's number in brackets)")
+    t = Table(title=escape(title), caption="(paper's number in brackets)")
     t.add_column("", no_wrap=True)
     rows = [row for _, row in df.iterrows()]
     for row in rows:
-        t.add_column(str(row["workload"]), justify="right", no_wrap=True)
+        t.add_column(escape(str(row["workload"])), justify="right", no_wrap=True)
     for label, ours, paper in _SUMMARY_ROWS:
         cells = []
         for row in rows:
             text = format_value(row[ours], ours)
             if paper is not None and row[paper] is not None:
                 text += f" ({format_value(row[paper], paper)})"
-            cells.append(text)
-        t.add_row(label, *cells)
+            cells.append(escape(text))
+        t.add_row(escape(label), *cells)
     return t
+
+
+_NARROW_DROP = ("seed", "n", "M", "cols", "nnz")
+
+
+def _task_table(suite: Suite, out_dir: Path, width: int) -> Table:
+    """One row per task; on a terminal too narrow for every column, a compact form."""
+    from llmopt.report import largest_proven, task_cells, task_frame, task_headers
+    from llmopt.store import TRIALS_FILE, read_trials
+
+    df = task_frame(read_trials(out_dir / TRIALS_FILE)[0], suite)
+    best = largest_proven(df)
+    heads = task_headers(suite.reference)
+    short = {"OPT / incumbent": "OPT|best", f"{suite.reference} TEL": "TEL", f"{suite.reference} / OPT": "ratio",
+             "total s": "s"}
+    rows = [task_cells(row) for _, row in df.iterrows()]
+    for compact in (False, True):
+        keep = [i for i, h in enumerate(heads) if not (compact and h in _NARROW_DROP)]
+        t = Table(title=escape(f"Suite {suite.name}"),
+                  caption=escape(f"largest proven optimal: {best}" if best else "none proven optimal"))
+        for i in keep:
+            h = short.get(heads[i], heads[i]) if compact else heads[i]
+            t.add_column(escape(h), justify="left" if h in ("workload", "status") else "right",
+                         no_wrap=not (compact and h == "workload"))
+        for cells in rows:
+            t.add_row(*(escape(cells[i]) for i in keep))
+        if console.measure(t, options=console.options.update_width(10_000)).maximum <= width:
+            break
+    return t
+
+
+def _print_results(df: Any, suite: Suite, out_dir: Path) -> None:
+    # A log file has no width to respect; a cramped table there is only harder to read.
+    out = console if console.is_terminal else Console(highlight=False, width=max(console.width, 200))
+    table = _task_table(suite, out_dir, out.width) if suite.task_table else _summary_table(df, f"Suite {suite.name}")
+    out.print(table)
+
+
+def _check_time_limit(value: float | None) -> None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        die(f"--time-limit must be a positive number of seconds, got {value:g}")
 
 
 @bench_app.command("run")
 def bench_run(
-    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name (see `llmopt bench list`).")],
+    suite_name: SuiteArg = None,
     out: OutDir = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Processes (default: all CPUs).")] = None,
-    time_limit: Annotated[float | None, typer.Option(help="Override the suite's IP time limit (s).")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    workers: Annotated[int | None, typer.Option(
+        help="Tasks at once (default: all CPUs; with Ray: all free CPUs of the cluster).", show_default=False)] = None,
+    time_limit: Annotated[float | None, typer.Option(
+        help="Override the suite's IP time limit (s).", show_default=False)] = None,
+    progress: Annotated[bool, typer.Option(
+        "--progress/--no-progress", help="A progress bar on a terminal, else a line per finished task.")] = True,
     retry_errors: Annotated[bool, typer.Option(help="Rerun tasks recorded with an error.")] = False,
+    executor: Annotated[str, typer.Option(
+        help="Where tasks run: local (process pool), ray, or inline (this process, for debugging).")] = "local",
+    address: Annotated[str | None, typer.Option(
+        help="Ray cluster to join: auto, or ray://HOST:10001 (with --executor ray).", show_default=False)] = None,
+    suite_file: SuiteFile = None,
 ) -> None:
-    """Run a suite: parallel, resumable; results go to OUT/trials.jsonl, then the report is rebuilt."""
-    from llmopt.harness import HarnessError, run_suite
+    """Run a suite: parallel, resumable; results go to OUT/trials.jsonl, then the report is rebuilt.
+
+    A stopped run (Ctrl-C, kill -TERM) keeps every finished task; run the same command
+    again to resume. Two runs on one folder at once are refused.
+    """
+    from llmopt.executors import EXECUTORS, make_executor
+    from llmopt.harness import FolderLocked, HarnessError, RunInterrupted, run_suite
     from llmopt.report import write_report
 
-    suite = _get_suite(suite_name).with_time_limit(time_limit)
-    out_dir = out or Path("results") / suite.name
+    # Every option first, before any work.
+    if workers is not None and workers < 1:
+        die(f"--workers must be at least 1, got {workers}")
+    _check_time_limit(time_limit)
+    if executor not in EXECUTORS:
+        die(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if address is not None and executor != "ray":
+        die("--address is only used with --executor ray")
+    suite = _resolve_suite(suite_name, suite_file).with_time_limit(time_limit)
+    out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
+    _check_out(out_dir, suite, settings=True)
+    _check_names(suite)
     try:
-        trials = run_suite(
-            suite, out_dir, workers=workers, progress=progress, retry_errors=retry_errors,
-            command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
-        )
+        ex = make_executor(executor, workers, address)
     except HarnessError as exc:
         die(str(exc))
-    except KeyboardInterrupt:
-        saved = out_dir / "trials.jsonl"
-        typer.echo(f"interrupted; finished tasks are saved in {saved}; run again to resume", err=True)
+
+    try:
+        trials = run_suite(
+            suite, out_dir, workers=workers, progress=progress, retry_errors=retry_errors, executor=ex,
+            address=address, command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
+        )
+    except FolderLocked as exc:
+        die(str(exc))
+    except HarnessError as exc:
+        die(str(exc))
+    except RunInterrupted as exc:
+        typer.echo(str(exc), err=True)
         raise typer.Exit(130) from None
-    df = write_report(out_dir, suite)
-    console.print(_summary_table(df, f"Suite {suite.name}"))
+    try:
+        df = write_report(out_dir, suite)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted while writing the report; every task is saved in {trials}; "
+                   f"rebuild the report with `llmopt bench report --out {shlex.quote(str(out_dir))}`", err=True)
+        raise typer.Exit(130) from None
+    _print_results(df, suite, out_dir)
     console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
                   f"{out_dir / 'ratio_hist.png'}", markup=False)
 
@@ -110,43 +289,44 @@ def bench_list() -> None:
         t.add_column(c, justify="right" if c in ("tasks", "IP limit") else "left")
     for name in SUITES.names():
         s = SUITES.get(name)
-        wl = ", ".join(f"{w.workload}×{len(w.seeds)}" for w in s.workloads)
+        counts: dict[str, int] = {}
+        for w in s.workloads:
+            counts[w.workload] = counts.get(w.workload, 0) + len(w.seeds)
+        wl = ", ".join(f"{w}×{n}" for w, n in counts.items())
         limit = "none" if s.ip_time_limit is None else f"{s.ip_time_limit:g} s"
-        t.add_row(name, str(s.n_tasks), wl, limit, escape(SUITES.doc(name) or s.description))
+        t.add_row(escape(name), str(s.n_tasks), escape(wl), limit, escape(SUITES.doc(name) or s.description))
     console.print(t)
 
 
 @bench_app.command("report")
 def bench_report(
-    suite_name: Annotated[str, typer.Argument(metavar="SUITE", help="Suite name.")],
+    suite_name: SuiteArg = None,
     out: OutDir = None,
+    suite_file: SuiteFile = None,
 ) -> None:
-    """Rebuild summary.csv, summary.md and ratio_hist.png from OUT/trials.jsonl."""
-    from llmopt.harness import TRIALS_FILE, read_trials
-    from llmopt.report import write_report
+    """Rebuild summary.csv, summary.md and ratio_hist.png from OUT/trials.jsonl.
 
-    suite = _get_suite(suite_name)
-    out_dir = out or Path("results") / suite.name
+    With no SUITE, the suite stored in OUT/suite.json is used. The committed reference
+    results are rebuilt with e.g. ``--out results/jaillet-synthetic``.
+    """
+    from llmopt.report import write_report
+    from llmopt.store import TRIALS_FILE, HarnessError, read_trials
+
+    suite = _resolve_suite(suite_name, suite_file, out)
+    out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
+    _check_out(out_dir, suite, settings=False)
     if not (out_dir / TRIALS_FILE).exists():
         die(f"{out_dir / TRIALS_FILE}: no results yet (run `llmopt bench run {suite.name}` first)")
     _, problems = read_trials(out_dir / TRIALS_FILE)
     for msg in problems:
         typer.echo(f"warning: {msg}", err=True)
     stored = _stored_suite(out_dir)
-    if stored is not None and stored.name == suite.name:
+    if stored is not None and stored.name == suite.name and suite_file is None:
         suite = stored  # the settings the results were produced with (e.g. a --time-limit override)
-    df = write_report(out_dir, suite)
-    console.print(_summary_table(df, f"Suite {suite.name}"))
+    try:
+        df = write_report(out_dir, suite)
+    except HarnessError as exc:
+        die(str(exc))
+    _print_results(df, suite, out_dir)
     console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
                   f"{out_dir / 'ratio_hist.png'}", markup=False)
-
-
-def _stored_suite(out_dir: Path):
-    from llmopt.harness import SUITE_FILE
-    from llmopt.suites import Suite
-
-    try:
-        data = json.loads((out_dir / SUITE_FILE).read_text())
-        return Suite.from_dict(data["suite"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

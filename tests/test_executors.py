@@ -1,0 +1,89 @@
+"""Executors give the same records: in-process, the local process pool, and Ray."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from bench_helpers import tiny_suite
+
+from llmopt.executors import LocalExecutor, make_executor
+from llmopt.experiment import TIMING_FIELDS
+from llmopt.harness import HarnessError, read_trials, run_suite
+from llmopt.store import task_key
+from llmopt.suites import Suite
+
+
+def _strip(records: list[dict]) -> list[dict]:
+    return sorted(({k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in records), key=task_key)
+
+
+def _records(suite: Suite, out: Path, **kw) -> list[dict]:
+    return read_trials(run_suite(suite, out, progress=False, **kw))[0]
+
+
+def test_local_pool_matches_inline(tmp_path: Path) -> None:
+    suite = tiny_suite(flaky_too=True)  # the flaky workload is a module:attr path, resolved in the workers
+    inline = _records(suite, tmp_path / "a", executor="inline")
+    pool = _records(suite, tmp_path / "b", executor="local", workers=2)
+    assert len(inline) == 6 and _strip(inline) == _strip(pool)
+    run = json.loads((tmp_path / "b" / "suite.json").read_text())["runs"][0]
+    assert run["executor"] == "local" and run["workers"] == 2 and run["outcome"] == "completed"
+
+
+def test_a_worker_that_dies_costs_only_its_task(tmp_path: Path) -> None:
+    suite = Suite(name="fatal", description="", workloads=(("bench_helpers:fatal", (0, 1, 2, 3), {}),),
+                  ip_time_limit=10.0, search_evals=5)
+    messages: list[str] = []
+    out = tmp_path / "fatal"
+    records = _records(suite, out, executor="local", workers=2, log=messages.append)
+    assert sorted(r["seed"] for r in records) == [0, 2, 3]
+    assert any("seed 1 not recorded" in m and "killed by SIGKILL" in m for m in messages), messages
+    run = json.loads((out / "suite.json").read_text())["runs"][0]
+    assert run["tasks_lost"] == 1 and run["tasks_run"] == 3
+    messages.clear()
+    _records(suite, out, executor="local", workers=2, log=messages.append)  # resume retries only seed 1
+    assert any("3 of 4 tasks already recorded" in m for m in messages)
+
+    # Workers that never return a record stop the run instead of burning through every task.
+    doomed = Suite(name="doomed", description="",
+                   workloads=(("bench_helpers:fatal", tuple(range(8)), {"every_seed": True}),), search_evals=5)
+    with pytest.raises(HarnessError, match="die before finishing any task"):
+        _records(doomed, tmp_path / "doomed", executor="local", workers=2, log=messages.append)
+    run = json.loads((tmp_path / "doomed" / "suite.json").read_text())["runs"][0]
+    assert run["outcome"].startswith("failed: HarnessError") and run["tasks_lost"] == 3
+
+
+def test_executor_choice_is_checked() -> None:
+    with pytest.raises(HarnessError, match="unknown executor 'dask'"):
+        make_executor("dask")
+    with pytest.raises(HarnessError, match="only used by the ray executor"):
+        make_executor("local", address="auto")
+    assert isinstance(make_executor("local", workers=3), LocalExecutor)
+
+
+def test_ray_missing_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    with pytest.raises(HarnessError, match=r"ray package.*pip install 'llmopt\[ray\]'"):
+        make_executor("ray")
+
+
+def test_ray_gives_the_same_records_as_the_local_pool(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'llmopt[ray]')")
+    suite = tiny_suite(seeds=(0, 1, 2))  # registered workloads only: Ray workers do not see tests/
+    local = _records(suite, tmp_path / "local", executor="local", workers=2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        out = tmp_path / "ray"
+        remote = _records(suite, out, executor="ray")
+        assert len(remote) == 6 and _strip(remote) == _strip(local)
+        run = json.loads((out / "suite.json").read_text())["runs"][0]
+        assert run["executor"] == "ray" and run["versions"]["ray"] == ray.__version__
+        # Rerun: nothing is recomputed or written twice.
+        again = _records(suite, out, executor="ray")
+        assert len(again) == 6
+        assert ray.is_initialized()  # a session the caller started is left running
+    finally:
+        ray.shutdown()
