@@ -2,26 +2,29 @@
 
 Commands::
 
-    llmopt solve FILE.json [--relax] [--solver highs|cbc|gurobi] [--time-limit S] [--json]
+    llmopt solve FILE.json [--relax] [--solver S] [--formulation F] [--bound B ...]
+                           [--time-limit S] [--search-evals N] [--write-schedule OUT.json] [--json]
     llmopt simulate FILE.json --policy NAME [--json]
-    llmopt check FILE.json SCHEDULE.json
-    llmopt bench run SUITE [--out DIR] [--workers N] [--time-limit S] [--no-progress]
-    llmopt bench list
-    llmopt bench report SUITE [--out DIR]
-    llmopt policies
-    llmopt solvers
+    llmopt check FILE.json SCHEDULE.json [--all] [--json]
+    llmopt bench run|list|report ...        (see llmopt.cli_bench)
+    llmopt policies | solvers | stages
 
-Exit codes: 0 success; 1 an infeasible schedule (``check``) or a failed solve or
-simulation; 2 bad input (file, request, field named on one line of standard error,
-no traceback); 3 the requested solver is unavailable; 130 interrupted.
+Exit codes: 0 success; 1 an infeasible schedule (``check``), a failed simulation, or a
+solve that found a contradiction (see ``errors``); 2 bad input or a bad option (one
+line on standard error naming the file, request, field or option; checked before any
+work starts); 3 the requested solver is unavailable; 130 interrupted (Ctrl-C or
+SIGTERM; what was found so far is printed first).
+
+Every user-supplied string shown through rich is escaped (request ids such as
+``job[/tmp]`` print as they are).
 """
 
 from __future__ import annotations
 
 import json
-import math
+import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -29,9 +32,22 @@ from rich.table import Table
 
 import llmopt
 from llmopt.cli_bench import bench_app
-from llmopt.cli_common import InstanceFile, JsonFlag, console, die, json_out, load_or_die, num
+from llmopt.cli_common import (
+    InstanceFile,
+    JsonFlag,
+    check_option,
+    check_output_file,
+    console,
+    die,
+    json_out,
+    load_or_die,
+    num,
+)
+from llmopt.hindsight import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
 from llmopt.instance import Instance
-from llmopt.registry import RegistryError
+from llmopt.registry import Registry
+from llmopt.result import SolveStatus
+from llmopt.solvers import DEFAULT_SOLVER
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
 
@@ -44,9 +60,15 @@ app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 
+DEFAULT_FORMULATION = "hindsight-ip"
+
 
 class ScheduleFileError(ValueError):
     """Invalid schedule file; the message names the file and the field."""
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _check_solver(name: str) -> None:
@@ -58,6 +80,11 @@ def _check_solver(name: str) -> None:
     ok, why = solver_status(name)
     if not ok:
         die(f"solver {name!r} is unavailable: {why}", 3)
+
+
+def _check_name(registry: Registry[Any], option: str, name: str) -> None:
+    if name not in registry:
+        die(f"{option}: unknown {registry.kind} {name!r}; known: {', '.join(registry.names()) or 'none'}")
 
 
 def _version(value: bool) -> None:
@@ -76,6 +103,8 @@ def main(
     ] = False,
 ) -> None:
     """llmopt: scheduling LLM inference under KV-cache memory limits."""
+    # SIGTERM stops a command the way Ctrl-C does: what was found so far is kept and printed.
+    signal.signal(signal.SIGTERM, _sigterm)
     if not no_plugins:
         from llmopt.plugins import load_plugins
 
@@ -85,35 +114,78 @@ def main(
             typer.echo(f"warning: plug-ins: {exc} (--no-plugins skips them)", err=True)
 
 
+def _progress(quiet: bool):  # type: ignore[no-untyped-def]
+    if quiet:
+        return None
+    return lambda msg: typer.echo(msg, err=True)
+
+
 # --- solve ----------------------------------------------------------------------------------
 
 
 @app.command()
 def solve(
     file: InstanceFile,
-    relax: Annotated[bool, typer.Option(help="Solve the LP relaxation (a lower bound on OPT).")] = False,
-    solver: Annotated[str, typer.Option(help="Solver: highs, cbc or gurobi.")] = "highs",
-    time_limit: Annotated[float | None, typer.Option(help="Seconds for the solver.")] = 60.0,
+    relax: Annotated[bool, typer.Option(help="Lower bounds only (LP relaxation and the --bound stages); "
+                                             "no schedule.")] = False,
+    solver: Annotated[str, typer.Option(help="Solver for the model (see `llmopt solvers`).")] = DEFAULT_SOLVER,
+    formulation: Annotated[str, typer.Option(help="Formulation (see `llmopt stages`).")] = DEFAULT_FORMULATION,
+    bound: Annotated[list[str] | None, typer.Option(
+        "--bound", help="Bound stage run when the IP does not prove OPT; repeat for several "
+                        f"(default: {', '.join(DEFAULT_BOUNDS)}).")] = None,
+    time_limit: Annotated[float, typer.Option(
+        help="Seconds for the whole command: search, IP and bounds (the IP gets what the search leaves, "
+             "minus a fifth kept for the bounds).")] = 60.0,
     threads: Annotated[int, typer.Option(help="Solver threads.")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the local search (IP warm start).")] = 0,
-    search_evals: Annotated[int, typer.Option(help="Local-search evaluations (0: none).")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the local search.")] = 0,
+    search_evals: Annotated[int, typer.Option(
+        help="Local-search evaluations for the upper bound and warm start (0: none; stops early at a quarter "
+             "of --time-limit).")] = 200,
+    max_nnz: Annotated[int, typer.Option(help="Largest model built, in nonzeros.")] = DEFAULT_MAX_NNZ,
     json_output: JsonFlag = False,
-    write_schedule: Annotated[
-        Path | None, typer.Option(help="Write the best schedule as {\"starts\": ...} (for `llmopt check`).")
-    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on standard error.")] = False,
+    write_schedule: Annotated[Path | None, typer.Option(
+        help="Write the best verified schedule as {\"tel\": ..., \"starts\": {id: step}} (input of `llmopt check`)."
+    )] = None,
 ) -> None:
-    """Hindsight-optimal TEL of an instance (IP with heuristics, windows and warm start), or its LP bound."""
-    instance = load_or_die(file)
+    """Hindsight-optimal TEL of an instance, or certified bounds on it.
+
+    Runs the pipeline: upper bounds (MC-SF, FCFS, local search) → start windows → formulation →
+    solver → decode → checker. Every schedule is verified by the independent checker and every
+    bound is certified; OPT is claimed only when a certified bound meets the best schedule.
+    """
+    from llmopt.bounds import BOUNDS
+    from llmopt.formulations import FORMULATIONS
+
+    bounds = tuple(bound) if bound else DEFAULT_BOUNDS
+    check_option("--time-limit", time_limit, minimum=0, strict=True)
+    check_option("--threads", threads, minimum=1)
+    check_option("--seed", seed, minimum=0)
+    check_option("--search-evals", search_evals, minimum=0)
+    check_option("--max-nnz", max_nnz, minimum=1)
+    if relax and write_schedule is not None:
+        die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
+    check_output_file("--write-schedule", write_schedule)
     _check_solver(solver)
+    _check_name(FORMULATIONS, "--formulation", formulation)
+    for b in bounds:
+        _check_name(BOUNDS, "--bound", b)
+    instance = load_or_die(file)
+    progress = _progress(quiet)
     if relax:
-        _solve_relaxation(instance, file, solver, time_limit, threads, json_output)
+        _solve_relaxation(instance, file, solver, formulation, bounds, time_limit, threads, max_nnz, json_output,
+                          progress)
         return
 
     from llmopt.hindsight import solve_hindsight
 
-    h = solve_hindsight(
-        instance, solver=solver, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals
-    )
+    try:
+        h = solve_hindsight(
+            instance, solver=solver, formulation=formulation, bounds=bounds, time_limit=time_limit,
+            threads=threads, seed=seed, search_evals=search_evals, max_nnz=max_nnz, progress=progress,
+        )
+    except RuntimeError as exc:  # interrupted before any schedule existed
+        die(str(exc), 130 if "interrupted" in str(exc) else 1)
     starts = {rid: int(k) for rid, k in dict(h.starts).items()}
     if write_schedule is not None:
         write_schedule.write_text(json.dumps({"tel": h.incumbent, "starts": starts}, indent=1) + "\n")
@@ -128,66 +200,141 @@ def solve(
             "runtime_s": round(h.runtime_s, 4),
             "incumbent_source": h.incumbent_source,
             "heuristics": dict(h.heuristics),
+            "bounds": [_bound_json(b) for b in h.bounds],
+            "model": dict(h.model_stats),
+            "stage_s": dict(h.stage_s),
+            "solver": h.solver,
             "message": h.message,
+            "errors": list(h.errors),
             "starts": starts,
         })
-        return
-    t = Table(title=f"Hindsight IP — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+    else:
+        _print_solve(h, instance, file, write_schedule)
+    if h.status is SolveStatus.INTERRUPTED:
+        typer.echo("interrupted: the best verified schedule and certified bound found so far are shown above",
+                   err=True)
+        raise typer.Exit(130)
+    if h.errors:
+        raise typer.Exit(1)
+
+
+def _bound_json(b: Any) -> dict[str, Any]:
+    return {"name": b.name, "value": b.value, "certificate": b.certificate, "verified": b.verified,
+            "claimed": b.claimed, "detail": b.detail, "runtime_s": round(b.runtime_s, 4)}
+
+
+def _model_text(stats: dict[str, Any]) -> str:
+    if not stats:
+        return "not built"
+    return (f"{stats.get('formulation')}: {stats['cols']:,} columns ({stats['int_cols']:,} integer), "
+            f"{stats['rows']:,} rows, {stats['nnz']:,} nonzeros; memory rows up to t={stats['horizon']}; "
+            f"windows {stats['windows']}; {stats.get('classes')} classes of identical requests")
+
+
+def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | None) -> None:
+    t = Table(title=f"Hindsight OPT — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("status", h.status.value)
-    t.add_row("TEL (best schedule)", f"{h.incumbent}  (from {h.incumbent_source})")
-    t.add_row("OPT", "proven" if h.opt is not None else "not proven")
-    t.add_row("lower bound", f"{num(h.bound)}  ({h.bound_certificate})")
-    t.add_row("gap", "—" if h.gap is None else f"{100 * h.gap:.2f} %")
-    t.add_row("heuristics", ", ".join(f"{k}: {v}" for k, v in dict(h.heuristics).items()))
-    stats = dict(h.model_stats)
-    t.add_row("model", escape(", ".join(f"{k}={v}" for k, v in stats.items())))
-    t.add_row("runtime", f"{h.runtime_s:.2f} s")
+    t.add_row("TEL (best schedule)", f"{h.incumbent}  (from {escape(h.incumbent_source)}, verified by the checker)")
+    t.add_row("OPT", f"{h.opt} (proven)" if h.opt is not None else "not proven")
+    t.add_row("lower bound", f"{num(h.bound)}  ({escape(h.bound_certificate)})")
+    t.add_row("gap", f"{100 * h.gap:.2f} %")
+    t.add_row("upper bounds", escape(", ".join(f"{k}: {v}" for k, v in dict(h.heuristics).items())))
+    for b in h.bounds:
+        verdict = "verified" if b.verified else "not verified"
+        t.add_row(f"bound {escape(b.name)}", escape(f"{num(b.value, 8)} ({b.certificate}, {verdict}; {b.detail})"))
+    t.add_row("model", escape(_model_text(dict(h.model_stats))))
+    t.add_row("runtime", f"{h.runtime_s:.2f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in h.stage_s.items()) + ")")
     if h.message:
         t.add_row("message", escape(h.message))
+    for err in h.errors:
+        t.add_row("[red]ERROR[/red]", escape(err))
+    if write_schedule is not None:
+        t.add_row("schedule written to", escape(str(write_schedule)))
     console.print(t)
 
 
-def _solve_relaxation(instance: Instance, file: Path, solver: str, time_limit: float | None, threads: int,
-                      json_output: bool) -> None:
-    from llmopt.formulations.hindsight_ip import formulate, start_windows
+def _solve_relaxation(instance: Instance, file: Path, solver: str, formulation: str, bounds: tuple[str, ...],
+                      time_limit: float, threads: int, max_nnz: int, json_output: bool, progress: Any) -> None:
+    """Lower bounds only: each --bound stage, certified by the checker, over windows from MC-SF's schedule."""
+    from llmopt.bounds import BoundContext, run_bound
+    from llmopt.checker import check_schedule
     from llmopt.policies import make_policy
-    from llmopt.result import SolveStatus
     from llmopt.simulator import simulate
-    from llmopt.solvers import get_solver
+    from llmopt.tolerance import integer_lower_bound
+    from llmopt.windows import start_windows
 
-    mcsf = simulate(instance, make_policy("mc-sf"))
-    model = formulate(instance, start_windows(instance, mcsf.tel)).relax()
-    res = get_solver(solver).solve(model, time_limit=time_limit, threads=threads)
-    # Only a solved LP is a lower bound: an interrupted run's point lies above the LP optimum.
-    lp_value = res.objective if res.status is SolveStatus.OPTIMAL else None
+    results = []
+    mcsf_tel = None
+    try:
+        mcsf = simulate(instance, make_policy("mc-sf"))
+        report = check_schedule(instance, mcsf.starts)
+        if report.ok and report.tel is not None:
+            mcsf_tel = report.tel
+        ctx = BoundContext(
+            upper_bound_starts=dict(mcsf.starts) if mcsf_tel is not None else None,
+            windows=start_windows(instance, mcsf_tel), solver=solver, time_limit=time_limit, threads=threads,
+            max_nnz=max_nnz,
+        )
+        for name in bounds:
+            res = run_bound(name, instance, ctx)
+            results.append(res)
+            if progress is not None:
+                progress(f"bound {name}: {num(res.value, 8)} ({res.certificate}; {res.detail})")
+        uncertified = None
+        if formulation != DEFAULT_FORMULATION:
+            uncertified = _formulation_lp(instance, formulation, solver, ctx, time_limit, threads)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; {len(results)} bound stage(s) finished", err=True)
+        raise typer.Exit(130) from None
+    certified = [(r.value, r) for r in results if r.value is not None]
+    best_value, best = max(certified, key=lambda vr: vr[0], default=(None, None))
+    best_int = None if best_value is None else integer_lower_bound(best_value)
+    if instance.n == 0:
+        best_int = 0
+    status = "optimal" if best_int is not None and best_int == mcsf_tel else (
+        "bounded" if best_int is not None else "not_solved")
     if json_output:
         json_out({
-            "status": res.status.value,
-            "objective": lp_value,
-            "bound": res.bound,
-            "gap": res.gap,
-            "runtime_s": round(res.runtime_s, 4),
-            "message": res.message,
-            "model": model.stats(),
+            "status": status,
+            "bound": best_int,
+            "bound_certificate": None if best is None else best.certificate,
+            "bounds": [_bound_json(r) for r in results],
+            "uncertified_lp": uncertified,
+            "mcsf_tel": mcsf_tel,
         })
     else:
-        t = Table(title=f"LP relaxation — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+        t = Table(title=f"Lower bounds — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
         t.add_column("field", style="bold")
         t.add_column("value")
-        t.add_row("status", res.status.value)
-        t.add_row("LP objective (lower bound on OPT)", num(lp_value, 8))
-        if lp_value is not None:
-            t.add_row("rounded up (TEL is integral)", str(math.ceil(lp_value - 1e-6)))
-        t.add_row("MC-SF TEL (windows from it)", str(mcsf.tel))
-        t.add_row("model", ", ".join(f"{k}={v}" for k, v in model.stats().items()))
-        t.add_row("runtime", f"{res.runtime_s:.2f} s")
-        if res.message:
-            t.add_row("message", escape(res.message))
+        for r in results:
+            verdict = "verified" if r.verified else "NOT verified"
+            label = escape(f"{num(r.value, 10)}  ({r.certificate}; {verdict}: {r.detail})")
+            t.add_row(f"bound {escape(r.name)}", label)
+        t.add_row("best certified bound (TEL is integral)", num(best_int))
+        t.add_row("MC-SF TEL (its schedule gives the windows)", num(mcsf_tel))
+        if uncertified is not None:
+            t.add_row(f"LP of {escape(formulation)}", escape(
+                f"{num(uncertified['value'], 10)} ({uncertified['status']}) — UNCERTIFIED: the checker has no "
+                "certificate for this formulation's LP"))
+        t.add_row("status", status + (" (the bound meets MC-SF's TEL)" if status == "optimal" else ""))
         console.print(t)
-    if lp_value is None:
+    if best_int is None:
         raise typer.Exit(1)
+
+
+def _formulation_lp(instance: Instance, formulation: str, solver: str, ctx: Any, time_limit: float,
+                    threads: int) -> dict[str, Any]:
+    from llmopt.formulations import make_formulation
+    from llmopt.solvers import get_solver
+
+    form = make_formulation(formulation)
+    model = form.build(instance, ctx.windows).relax()
+    res = get_solver(solver).solve(model, time_limit=time_limit, threads=threads)
+    value = res.objective if res.status.value == "optimal" else None
+    return {"formulation": formulation, "value": value, "status": res.status.value, "certified": False,
+            "model": model.stats()}
 
 
 # --- simulate ----------------------------------------------------------------------------------
@@ -199,46 +346,65 @@ def simulate_cmd(
     policy: Annotated[str, typer.Option("--policy", "-p", help="Policy (see `llmopt policies`).")] = "mc-sf",
     json_output: JsonFlag = False,
 ) -> None:
-    """Run an online policy on an instance and show its schedule."""
+    """Run an online policy on an instance, verify its schedule with the checker, and show it."""
     from llmopt.checker import check_schedule
-    from llmopt.policies import make_policy
+    from llmopt.policies import POLICIES, make_policy
     from llmopt.simulator import SimulationError, simulate
 
+    _check_name(POLICIES, "--policy", policy)
     instance = load_or_die(file)
-    try:
-        pol = make_policy(policy)
-    except RegistryError as exc:
-        die(str(exc))
+    pol = make_policy(policy)
     try:
         sched = simulate(instance, pol)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; nothing to show", err=True)
+        raise typer.Exit(130) from None
     except (SimulationError, ValueError) as exc:
         die(f"{file}: policy {policy!r} failed: {exc}", 1)
+    report = check_schedule(instance, sched.starts, evictions=sched.evictions)
+    ok = report.ok and report.tel == sched.tel
+    why = "" if ok else (report.violations[0] if report.violations else f"checker TEL {report.tel} != {sched.tel}")
+    ael = sched.tel / instance.n if instance.n else 0.0
     if json_output:
-        json_out(sched.to_dict())
+        json_out({
+            **sched.to_dict(),
+            "n": instance.n,
+            "M": instance.M,
+            "ael": ael,
+            "makespan": sched.makespan,
+            "peak_memory": sched.peak_memory,
+            "verified": ok,
+            "verification": "verified by the checker" if ok else f"rejected by the checker: {why}",
+        })
+        if not ok:
+            raise typer.Exit(1)
         return
-    report = check_schedule(instance, sched.starts)
     t = Table(title=f"{escape(policy)} on {escape(str(file))}")
     for col in ("id", "arrival", "prompt", "output", "start", "completion", "latency"):
         t.add_column(col, justify="left" if col == "id" else "right")
     for r in sorted(instance.requests, key=lambda r: (sched.starts[r.id], instance.position(r.id))):
         c = sched.completions[r.id]
-        t.add_row(r.id, str(r.arrival), str(r.prompt), str(r.output), str(sched.starts[r.id]), str(c),
+        t.add_row(escape(r.id), str(r.arrival), str(r.prompt), str(r.output), str(sched.starts[r.id]), str(c),
                   str(c - r.arrival))
     console.print(t)
-    verified = "verified by the checker" if report.ok and report.tel == sched.tel else (
-        f"[red]REJECTED by the checker: {escape(report.violations[0] if report.violations else '')}[/red]")
+    verified = "verified by the checker" if ok else f"[red]REJECTED by the checker: {escape(why)}[/red]"
     console.print(
-        f"TEL = [bold]{sched.tel}[/bold]  AEL = {sched.tel / max(instance.n, 1):.3f}  "
-        f"makespan = {sched.makespan}  "
+        f"TEL = [bold]{sched.tel}[/bold]  AEL = {ael:.3f}  makespan = {sched.makespan}  "
         f"peak memory = {sched.peak_memory}/{instance.M}  evictions = {len(sched.evictions)}  ({verified})"
     )
+    if not ok:
+        raise typer.Exit(1)
 
 
 # --- check ---------------------------------------------------------------------------------------
 
 
-def load_schedule(path: Path) -> dict[str, int]:
-    """Read ``{"starts": {request id: start step}}`` from ``path``.
+def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
+    """Read ``{"starts": {request id: start step}, "evictions": [...]}`` from ``path``.
+
+    ``evictions`` is optional (``[{"t": step, "id": ..., "tokens_lost": k}, ...]``, as
+    ``llmopt simulate --json`` writes it); other top-level fields, such as ``tel``, are ignored.
+    Returns ``(starts, evictions)``.
 
     Raises
     ------
@@ -250,6 +416,8 @@ def load_schedule(path: Path) -> dict[str, int]:
         text = Path(path).read_text()
     except OSError as exc:
         raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ScheduleFileError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -262,34 +430,48 @@ def load_schedule(path: Path) -> dict[str, int]:
         raise ScheduleFileError(f"{path}: field 'starts' must be an object mapping request id to start step")
     starts: dict[str, int] = {}
     for rid, k in raw.items():
-        integral = isinstance(k, int) or (isinstance(k, float) and k.is_integer())
+        integral = isinstance(k, int) or (isinstance(k, float) and k.is_integer() and abs(k) <= 2.0**53)
         if isinstance(k, bool) or not integral:
             raise ScheduleFileError(f"{path}: field 'starts' entry {rid!r} must be an integer, got {k!r}")
         starts[str(rid)] = int(k)
-    return starts
+    evictions = data.get("evictions") or []
+    if not isinstance(evictions, list) or not all(isinstance(e, dict) for e in evictions):
+        raise ScheduleFileError(f"{path}: field 'evictions' must be a list of objects with t, id, tokens_lost")
+    return starts, evictions
 
 
 @app.command()
 def check(
     file: InstanceFile,
-    schedule: Annotated[Path, typer.Argument(help="Schedule JSON file: {\"starts\": {id: step, ...}}.")],
+    schedule: Annotated[Path, typer.Argument(
+        help="Schedule JSON file: {\"starts\": {id: step, ...}, \"evictions\": [...] (optional)}.")],
+    all_violations: Annotated[bool, typer.Option("--all", help="List every violation, not only the first.")] = False,
+    json_output: JsonFlag = False,
 ) -> None:
     """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not)."""
     from llmopt.checker import check_schedule
 
     instance = load_or_die(file)
     try:
-        starts = load_schedule(schedule)
+        starts, evictions = load_schedule(schedule)
     except ScheduleFileError as exc:
         die(str(exc))
-    report = check_schedule(instance, starts)
-    if report.ok:
+    report = check_schedule(instance, starts, evictions=evictions,
+                            max_violations=None if (all_violations or json_output) else 1)
+    if json_output:
+        json_out({"ok": report.ok, "tel": report.tel, "violations": list(report.violations),
+                  "makespan": report.makespan, "peak_memory": report.peak_memory, "M": instance.M})
+    elif report.ok:
         typer.echo(f"OK TEL={report.tel}")
-        return
-    first = report.violations[0] if report.violations else "infeasible"
-    tail = " (and more violations)" if len(report.violations) > 1 else ""
-    typer.echo(f"INFEASIBLE: {first}{tail}")
-    raise typer.Exit(1)
+    elif all_violations:
+        typer.echo(f"INFEASIBLE: {len(report.violations)} violation(s)")
+        for v in report.violations:
+            typer.echo(f"  {v}")
+    else:
+        more = " (and more violations; --all lists them)" if len(report.violations) > 1 else ""
+        typer.echo(f"INFEASIBLE: {report.violations[0] if report.violations else 'infeasible'}{more}")
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 # --- registries -----------------------------------------------------------------------------------
@@ -304,25 +486,44 @@ def policies() -> None:
     t.add_column("name", style="bold")
     t.add_column("description")
     for name in POLICIES.names():
-        t.add_row(name, escape(POLICIES.doc(name)))
+        t.add_row(escape(name), escape(POLICIES.doc(name)))
     console.print(t)
 
 
 @app.command()
 def solvers() -> None:
-    """List the registered solvers and whether each is usable here."""
+    """List the registered solvers: usable here?, version, capabilities, licence."""
     from llmopt.solvers import SOLVERS, solver_status
 
     t = Table(title="Solvers")
-    t.add_column("name", style="bold")
-    t.add_column("available")
-    t.add_column("note")
+    for col in ("name", "available", "version", "capabilities", "note"):
+        t.add_column(col, style="bold" if col == "name" else None)
     for name in SOLVERS.names():
         try:
+            cls = SOLVERS.get(name)
             ok, why = solver_status(name)
+            version = cls.version() or "—"
+            caps = ", ".join(sorted(str(c) for c in cls.info.capabilities))
+            note = why or (cls.licence_note() if hasattr(cls, "licence_note") else "")
         except Exception as exc:  # listing must never crash on one broken plug-in
-            ok, why = False, f"{type(exc).__name__}: {exc}"
-        t.add_row(name, "[green]yes[/green]" if ok else "[red]no[/red]", escape(why or ""))
+            ok, version, caps, note = False, "—", "—", f"{type(exc).__name__}: {exc}"
+        t.add_row(escape(name), "[green]yes[/green]" if ok else "[red]no[/red]", escape(version), escape(caps),
+                  escape(note))
+    console.print(t)
+
+
+@app.command()
+def stages() -> None:
+    """List the registered pipeline stages: upper bounds, windows, formulations, bounds."""
+    from llmopt.plugins import registries
+
+    t = Table(title="Hindsight pipeline stages (and the other registries)")
+    t.add_column("registry", style="bold")
+    t.add_column("name")
+    t.add_column("description")
+    for kind, reg in registries().items():
+        for name in reg.names():
+            t.add_row(escape(kind), escape(name), escape(reg.doc(name)))
     console.print(t)
 
 

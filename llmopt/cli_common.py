@@ -15,7 +15,8 @@ from rich.console import Console
 
 from llmopt.instance import Instance, InstanceError, load_instance
 
-__all__ = ["console", "die", "load_or_die", "json_out", "num", "InstanceFile", "JsonFlag"]
+__all__ = ["console", "die", "load_or_die", "json_out", "num", "check_option", "check_output_file", "InstanceFile",
+           "JsonFlag"]
 
 console = Console(highlight=False)
 
@@ -48,3 +49,28 @@ def num(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
     return str(value)
+
+
+def check_option(name: str, value: float | int | None, *, minimum: float, strict: bool = False) -> None:
+    """Exit 2 with ``error: NAME must be >= MIN (got VALUE)`` unless ``value`` is ``None`` or in range.
+
+    Every command validates its numeric options with this before doing any work, so a bad
+    value is always the same one-line error.
+    """
+    if value is None:
+        return
+    bad = value <= minimum if strict else value < minimum
+    if bad or value != value:  # NaN
+        relation = ">" if strict else ">="
+        die(f"{name} must be {relation} {minimum:g}, got {value}")
+
+
+def check_output_file(name: str, path: Path | None) -> None:
+    """Exit 2 unless ``path`` can be written: its folder exists and it is not a folder itself."""
+    if path is None:
+        return
+    if path.is_dir():
+        die(f"{name} {path}: is a folder; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        die(f"{name} {path}: folder {parent} does not exist")

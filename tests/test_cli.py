@@ -1,0 +1,355 @@
+"""The command line as a new user meets it: one-line errors before any work, escaped ids, consistent
+answers, large values, and stops that stop (Ctrl-C / SIGTERM during a solve)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from llmopt.checker import check_schedule
+from llmopt.cli import app
+from llmopt.instance import load_instance, save_instance
+from llmopt.workloads import jaillet_am1
+
+runner = CliRunner()
+
+T5 = {"M": 5, "requests": [{"id": f"r{i}", "arrival": 0, "prompt": 1, "output": o} for i, o in enumerate((1, 1, 3, 3))]}
+
+
+def _write(tmp_path: Path, data: dict, name: str = "inst.json") -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(data))
+    return p
+
+
+def _one_line_error(result, code: int = 2) -> str:
+    assert result.exit_code == code, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+# --- 1. one-line errors, checked before any work --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--time-limit", "0"], "--time-limit must be > 0"),
+        (["--time-limit", "-1"], "--time-limit must be > 0"),
+        (["--threads", "0"], "--threads must be >= 1"),
+        (["--search-evals", "-5"], "--search-evals must be >= 0"),
+        (["--seed", "-1"], "--seed must be >= 0"),
+        (["--max-nnz", "0"], "--max-nnz must be >= 1"),
+        (["--formulation", "nope"], "unknown formulation 'nope'"),
+        (["--bound", "nope"], "unknown bound 'nope'"),
+        (["--solver", "nope"], "unknown solver 'nope'"),
+    ],
+)
+def test_solve_rejects_bad_options_in_one_line(tmp_path: Path, args, needle) -> None:
+    result = runner.invoke(app, ["solve", str(_write(tmp_path, T5)), *args])
+    assert needle in _one_line_error(result)
+    assert "upper bounds" not in result.stderr  # no work started
+
+
+def test_write_schedule_into_a_missing_folder_fails_before_solving(tmp_path: Path) -> None:
+    inst = _write(tmp_path, T5)
+    result = runner.invoke(app, ["solve", str(inst), "--write-schedule", str(tmp_path / "no" / "such" / "s.json")])
+    assert "does not exist" in _one_line_error(result)
+    assert "upper bounds" not in result.stderr
+    result = runner.invoke(app, ["solve", str(inst), "--write-schedule", str(tmp_path)])
+    assert "is a folder" in _one_line_error(result)
+    result = runner.invoke(app, ["solve", str(inst), "--relax", "--write-schedule", str(tmp_path / "s.json")])
+    assert "no schedule" in _one_line_error(result)
+
+
+def test_ids_with_markup_characters_print_as_they_are(tmp_path: Path) -> None:
+    data = {"M": 6, "requests": [{"id": "job[/tmp]", "arrival": 0, "prompt": 1, "output": 2},
+                                 {"id": "r[a]", "arrival": 0, "prompt": 2, "output": 3},
+                                 {"id": "[bold]x", "arrival": 1, "prompt": 1, "output": 1}]}
+    inst = _write(tmp_path, data)
+    for cmd in (["simulate", str(inst)], ["solve", str(inst), "-q"]):
+        result = runner.invoke(app, cmd)
+        assert result.exit_code == 0, result.output
+        if cmd[0] == "simulate":
+            assert "job[/tmp]" in result.stdout and "r[a]" in result.stdout and "[bold]x" in result.stdout
+    result = runner.invoke(app, ["solve", str(inst), "-q", "--json"])
+    assert set(json.loads(result.stdout)["starts"]) == {"job[/tmp]", "r[a]", "[bold]x"}
+
+
+def test_malformed_instances_name_file_request_and_field(tmp_path: Path) -> None:
+    cases = [
+        ({"M": 5, "requests": [{"arrival": 0, "prompt": 1, "ouput": 3}]}, ["request #0", "'ouput'"]),
+        ({"M": 5, "requests": [], "extra": 1}, ["unknown field 'extra'"]),
+        ({"M": 5, "requests": [{"arrival": 1e18, "prompt": 1, "output": 1}]}, ["request #0", "'arrival'", "2^53"]),
+        ({"M": 5, "requests": [{"arrival": 2**60, "prompt": 1, "output": 1}]}, ["request #0", "'arrival'"]),
+        ({"M": 5, "requests": [{"arrival": 0, "prompt": 1, "output": 2.5}]}, ["request #0", "'output'"]),
+    ]
+    for data, needles in cases:
+        path = _write(tmp_path, data)
+        for cmd in ("solve", "simulate"):
+            line = _one_line_error(runner.invoke(app, [cmd, str(path)]))
+            assert str(path) in line and all(n in line for n in needles), line
+
+
+# --- 5. consistent answers ------------------------------------------------------------------------------
+
+
+def test_empty_instance_is_optimal_zero_everywhere(tmp_path: Path) -> None:
+    inst = _write(tmp_path, {"M": 5, "requests": []})
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--json", "-q"]).stdout)
+    assert out["status"] == "optimal" and out["opt"] == 0 and out["bound"] == 0
+    result = runner.invoke(app, ["solve", str(inst), "--relax", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["status"] == "optimal" and out["bound"] == 0
+
+
+def test_solve_json_carries_model_size_bounds_and_a_checked_schedule(tmp_path: Path) -> None:
+    inst = _write(tmp_path, T5)
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--json", "-q"]).stdout)
+    assert out["status"] == "optimal" and out["opt"] == out["objective"] == 12 and out["bound"] == 12
+    assert out["model"]["cols"] > 0 and out["model"]["nnz"] > 0 and out["model"]["formulation"] == "hindsight-ip"
+    assert [b["name"] for b in out["bounds"]] == ["lp"] and out["bounds"][0]["verified"] is True
+    assert check_schedule(load_instance(inst), out["starts"]).tel == 12
+    assert out["errors"] == []
+
+
+def test_solve_relax_reports_certificate_status(tmp_path: Path) -> None:
+    inst = _write(tmp_path, T5)
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--relax", "--json", "-q",
+                                         "--bound", "lp", "--bound", "dual-lp"]).stdout)
+    assert out["status"] in ("bounded", "optimal") and out["bound"] <= 12
+    lp, dual = out["bounds"]
+    assert lp["certificate"] == "lp-dual-checked" and lp["verified"] and lp["value"] <= 12 + 1e-9
+    assert dual["value"] == pytest.approx(lp["value"], rel=1e-6)
+    table = runner.invoke(app, ["solve", str(inst), "--relax", "-q"]).stdout
+    assert "verified" in table and "lp-dual-checked" in table
+    # a formulation without a checker certificate: its LP value is labelled uncertified
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--relax", "--json", "-q",
+                                         "--formulation", "hindsight-ip-binary"]).stdout)
+    assert out["uncertified_lp"]["certified"] is False and out["uncertified_lp"]["value"] <= 12 + 1e-6
+
+
+def test_simulate_json_carries_ael_makespan_peak_and_verification(tmp_path: Path) -> None:
+    inst = _write(tmp_path, T5)
+    out = json.loads(runner.invoke(app, ["simulate", str(inst), "--json"]).stdout)
+    assert out["tel"] == 13 and out["ael"] == pytest.approx(13 / 4)
+    assert out["makespan"] == 7 and out["peak_memory"] == 4 and out["M"] == 5
+    assert out["verified"] is True and "verified" in out["verification"]
+
+
+def test_check_lists_every_violation_with_all_and_json(tmp_path: Path) -> None:
+    inst = _write(tmp_path, T5)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"starts": {"r0": 0, "r1": 0, "r2": 0, "r3": 0, "ghost": 1}}))
+    first = runner.invoke(app, ["check", str(inst), str(bad)])
+    assert first.exit_code == 1 and first.stdout.startswith("INFEASIBLE") and "--all" in first.stdout
+    everything = runner.invoke(app, ["check", str(inst), str(bad), "--all"])
+    assert everything.exit_code == 1
+    listed = [ln for ln in everything.stdout.splitlines() if ln.startswith("  ")]
+    assert len(listed) >= 3 and any("ghost" in ln for ln in listed)
+    out = json.loads(runner.invoke(app, ["check", str(inst), str(bad), "--json"]).stdout)
+    assert out["ok"] is False and len(out["violations"]) == len(listed) and out["tel"] is None
+
+
+def test_solvers_listing_says_when_gurobi_is_size_limited(monkeypatch) -> None:
+    monkeypatch.delenv("GRB_LICENSE_FILE", raising=False)
+    monkeypatch.setenv("HOME", "/nonexistent-home-for-test")
+    out = runner.invoke(app, ["solvers"]).stdout
+    assert "gurobi" in out and "size-limited" in out
+    assert "interrupt" in out and "lp_duals" in out  # capabilities are listed
+
+
+def test_large_time_origin_and_long_outputs(tmp_path: Path) -> None:
+    shift = 1_700_000_000_000
+    data = {"M": 5, "requests": [{"id": f"r{i}", "arrival": shift, "prompt": 1, "output": o}
+                                 for i, o in enumerate((1, 1, 3, 3))]}
+    inst = _write(tmp_path, data)
+    sim = json.loads(runner.invoke(app, ["simulate", str(inst), "--json"]).stdout)
+    assert sim["tel"] == 13 and sim["verified"]
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--json", "-q"]).stdout)
+    assert out["opt"] == 12 and min(out["starts"].values()) >= shift
+    long = _write(tmp_path, {"M": 2_000_002, "requests": [{"arrival": 0, "prompt": 1, "output": 2_000_000},
+                                                          {"arrival": 0, "prompt": 1, "output": 1}]}, "long.json")
+    out = json.loads(runner.invoke(app, ["solve", str(long), "--json", "-q", "--time-limit", "30"]).stdout)
+    assert out["opt"] == 2_000_001
+
+
+# --- basics: solve, simulate, check, listings ------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_file(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.json"
+    p.write_text(json.dumps(T5))
+    return p
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+# --- solve / simulate / check -------------------------------------------------------------------
+
+
+def test_solve_json_finds_the_optimum_and_its_schedule_checks(tiny_file: Path) -> None:
+    out = _json(runner.invoke(app, ["solve", str(tiny_file), "--json", "--time-limit", "20"]))
+    assert out["status"] == "optimal"
+    assert out["objective"] == 12
+    assert out["opt"] == 12
+    assert out["bound"] <= 12
+    report = check_schedule(load_instance(tiny_file), out["starts"])
+    assert report.ok and report.tel == 12
+
+
+def test_solve_relax_json_is_a_lower_bound(tiny_file: Path) -> None:
+    out = _json(runner.invoke(app, ["solve", str(tiny_file), "--relax", "--json"]))
+    assert out["status"] == "bounded"  # T-5's LP bound (11.x → 12?) does not meet MC-SF's 13
+    assert out["bound"] <= 12 and out["mcsf_tel"] == 13
+    assert "starts" not in out
+
+
+def test_solve_table_output(tiny_file: Path) -> None:
+    result = runner.invoke(app, ["solve", str(tiny_file)])
+    assert result.exit_code == 0, result.output
+    assert "12" in result.stdout and "optimal" in result.stdout
+
+
+def test_solve_unknown_solver_exits_2(tiny_file: Path) -> None:
+    result = runner.invoke(app, ["solve", str(tiny_file), "--solver", "no-such-solver"])
+    assert result.exit_code == 2
+    assert "no-such-solver" in result.stderr
+
+
+def test_solve_unavailable_solver_exits_3(tiny_file: Path) -> None:
+    from llmopt.solvers import SOLVERS
+    from llmopt.solvers.highs import HighsSolver
+
+    class Absent(HighsSolver):
+        @classmethod
+        def available(cls):
+            return False, "absent-backend is not installed (pip install absent-backend)"
+
+    SOLVERS.register("test-absent", Absent)
+    try:
+        result = runner.invoke(app, ["solve", str(tiny_file), "--solver", "test-absent", "--json"])
+    finally:
+        SOLVERS.unregister("test-absent")
+    assert result.exit_code == 3
+    assert "test-absent" in result.stderr and "pip install absent-backend" in result.stderr and result.stdout == ""
+
+
+def test_simulate_json_mcsf(tiny_file: Path) -> None:
+    out = _json(runner.invoke(app, ["simulate", str(tiny_file), "--policy", "mc-sf", "--json"]))
+    assert out["policy"] == "mc-sf" and out["tel"] == 13
+    assert set(out["starts"]) == {"r0", "r1", "r2", "r3"}
+    result = runner.invoke(app, ["simulate", str(tiny_file), "--policy", "fcfs"])
+    assert result.exit_code == 0 and "TEL" in result.stdout
+
+
+def test_simulate_unknown_policy_exits_2(tiny_file: Path) -> None:
+    result = runner.invoke(app, ["simulate", str(tiny_file), "--policy", "nope"])
+    assert result.exit_code == 2 and "nope" in result.stderr
+
+
+def test_check_ok_and_violation(tiny_file: Path, tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"starts": {"r0": 0, "r1": 1, "r2": 0, "r3": 3}}))
+    result = runner.invoke(app, ["check", str(tiny_file), str(good)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "OK TEL=12"
+
+    bad_starts = {"r0": 0, "r1": 0, "r2": 0, "r3": 0}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"starts": bad_starts}))
+    result = runner.invoke(app, ["check", str(tiny_file), str(bad)])
+    assert result.exit_code == 1
+    first = check_schedule(load_instance(tiny_file), bad_starts).violations[0]
+    assert first in result.stdout
+
+
+@pytest.mark.parametrize(
+    "content, field",
+    [("{not json", "invalid JSON"), ('{"start": {}}', "starts"), ('{"starts": {"r0": "x"}}', "r0")],
+)
+def test_check_malformed_schedule_names_file_and_field(tiny_file: Path, tmp_path: Path, content, field):
+    p = tmp_path / "sched.json"
+    p.write_text(content)
+    result = runner.invoke(app, ["check", str(tiny_file), str(p)])
+    assert result.exit_code == 2
+    assert str(p) in result.stderr and field in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_malformed_instance_exits_2_naming_file_request_field(tmp_path: Path) -> None:
+    data = json.loads(json.dumps(T5))
+    data["requests"][1]["prompt"] = 0
+    p = tmp_path / "broken.json"
+    p.write_text(json.dumps(data))
+    for args in (["solve", str(p), "--json"], ["simulate", str(p)], ["check", str(p), str(p)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, args
+        assert str(p) in result.stderr and "request #1" in result.stderr and "prompt" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.output and result.exception is None or isinstance(
+            result.exception, SystemExit)
+
+
+def test_missing_instance_file_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["simulate", str(tmp_path / "nowhere.json")])
+    assert result.exit_code == 2 and "nowhere.json" in result.stderr
+
+
+def test_registry_listings() -> None:
+    for args in (["policies"], ["solvers"], ["bench", "list"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    assert "mc-sf" in runner.invoke(app, ["policies"]).stdout
+    assert "highs" in runner.invoke(app, ["solvers"]).stdout
+    listing = runner.invoke(app, ["bench", "list"]).stdout
+    assert "quick" in listing and "jaillet-synthetic" in listing
+
+
+# --- 3. stops stop: Ctrl-C and SIGTERM during a long solve --------------------------------------------
+
+
+def _llmopt() -> list[str]:
+    return [sys.executable, "-c", "from llmopt.cli import app; app()"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_solve_stops_it_within_seconds_and_keeps_the_incumbent(tmp_path: Path, sig) -> None:
+    path = tmp_path / "am1.json"
+    save_instance(jaillet_am1(0), path)  # n = 58: HiGHS runs until its time limit
+    proc = subprocess.Popen([*_llmopt(), "solve", str(path), "--time-limit", "300", "--search-evals", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert proc.stderr is not None
+    lines = []
+    deadline = time.time() + 120
+    for line in proc.stderr:  # wait until the IP solve has started
+        lines.append(line)
+        if "windows + model" in line or time.time() > deadline:
+            break
+    time.sleep(1.0)
+    t0 = time.time()
+    proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    elapsed = time.time() - t0
+    assert proc.returncode == 130, (out, err)
+    assert elapsed < 5.0, elapsed
+    assert "interrupted" in err and "TEL (best schedule)" in out and "Traceback" not in err
