@@ -13,6 +13,7 @@ The protocol (:class:`Formulation`) — a class whose instances have::
     decode(instance, model, x) -> dict[str, int]       # start of every request
     encode(instance, model, starts) -> ndarray          # optional: a warm start
     estimate(instance, windows) -> ModelSize            # optional: size before building
+    describe(instance, model) -> dict                   # optional: facts for reports
 
 Registered lazily in :data:`FORMULATIONS` (the registry holds classes, instantiated with
 no arguments); third-party formulations join through the entry-point group

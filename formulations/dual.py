@@ -2,25 +2,26 @@
 
 The primal is the LP relaxation of :mod:`llmopt.formulations.hindsight_ip`: classes ``c``
 of identical requests (size ``|c|``, arrival ``a_c``, prompt ``s_c``, output ``o_c``),
-start windows ``K_c`` and memory rows ``t = 1 … T`` (``T = windows.horizon``)::
+start windows ``K_c`` and a memory row for every time ``t ∈ T`` at which some start in the
+windows holds memory::
 
     min  Σ_c Σ_{k∈K_c} k·x_{c,k} + C                        C = Σ_i (o_i − a_i)
     s.t. Σ_{k∈K_c} x_{c,k} = |c|                             (y_c, free)
-         Σ_c Σ_{k∈K_c, k<t<=k+o_c} (s_c + t − k)·x_{c,k} <= M   (λ_t >= 0),  t = 1 … T
+         Σ_c Σ_{k∈K_c, k<t<=k+o_c} (s_c + t − k)·x_{c,k} <= M   (λ_t >= 0),  t ∈ T
          x >= 0
 
 (the columns' upper bounds ``x_{c,k} <= |c|`` of the IP are implied by the first row
 and ``x >= 0``, so they do not change the LP). Its dual, the paper's (22)–(24) for
 heterogeneous requests with arrivals and windows (DIGEST §1.3, "General dual")::
 
-    (22) max  C + Σ_c |c|·y_c − M·Σ_{t=1}^{T} λ_t
+    (22) max  C + Σ_c |c|·y_c − M·Σ_{t∈T} λ_t
     (23) s.t. y_c − Σ_{τ=k+1}^{k+o_c} (s_c + τ − k)·λ_τ <= k     ∀ c, ∀ k ∈ K_c
     (24)      λ_t >= 0, y_c free
 
 With singleton classes (``aggregate=False``) ``y_c`` is the paper's ``y_i``; with
 aggregation, ``y_c`` equals the common ``y_i`` of the class's requests (any dual
-optimum can be symmetrised over the class). (23) is written for every ``k ∈ K_c``,
-including ``k = 0`` (see DIGEST §1.3: the primal has ``x_{i,0}``).
+optimum can be symmetrised over the class). (23) is written for every ``k ∈ K_c``, the
+first start included (DIGEST §1.3: the paper's (23) must also hold at ``k = 0``).
 
 :class:`~llmopt.model.CanonicalModel` minimises, so the model built here minimises the
 **negated** dual objective ``−C − Σ_c |c|·y_c + M·Σ_t λ_t``; the dual optimum is

@@ -331,6 +331,10 @@ class HindsightIP:
     def encode(self, instance: Instance, model: CanonicalModel, starts: Mapping[str, int]) -> np.ndarray:
         return encode_starts(instance, model, starts)
 
+    def describe(self, instance: Instance, model: CanonicalModel) -> dict[str, int]:
+        """Facts for reports: the number of classes of identical requests."""
+        return {"classes": len(model.rows("eq2_assignment"))}
+
 
 class HindsightIPBinary(HindsightIP):
     """J (1)–(4) verbatim: one binary per request and start (no aggregation of identical requests)."""

@@ -10,7 +10,8 @@ never rests on a solver's word, nor on windows handed in by the caller.
 
 ``value`` is the checker's number (valid by weak duality whatever ``λ`` is);
 ``verified`` says whether it reproduces what the provider claimed (the LP optimum, the
-closed-form ``D``) within :data:`llmopt.tolerance.AGREEMENT_RTOL` — a disagreement means a
+closed-form ``D``) within :data:`llmopt.tolerance.AGREEMENT_RTOL`, or exceeds it (the
+checker's windows can be narrower than the LP's) — a checker value below the claim means a
 bug or a corrupted certificate, and is reported.
 
 Providers:
@@ -35,7 +36,7 @@ point); the solver's MIP bound (kept by the pipeline, certificate
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -44,8 +45,9 @@ from llmopt.checker import CertificateError, check_lower_bound_certificate, chec
 from llmopt.instance import Instance
 from llmopt.model import CanonicalModel, ModelTooLarge
 from llmopt.registry import Registry
-from llmopt.result import SolveStatus
-from llmopt.tolerance import LAMBDA_DUAL_TOL, agree
+from llmopt.result import SolveResult, SolveStatus
+from llmopt.solvers.base import Capability
+from llmopt.tolerance import LAMBDA_DUAL_TOL, agree, integer_lower_bound
 from llmopt.windows import StartWindows, start_windows
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "sum_of_outputs_bound",
     "compute_bound",
     "run_bound",
+    "best_certified_bound",
     "lambda_from_lp_duals",
 ]
 
@@ -182,13 +185,40 @@ def _too_large(name: str, instance: Instance, windows: StartWindows, ctx: BoundC
 def _certify(name: str, certificate: str, instance: Instance, lam: tuple[np.ndarray, np.ndarray],
              ctx: BoundContext, claimed: float, what: str, t0: float) -> BoundResult:
     value = check_lower_bound_certificate(instance, lam, ctx.upper_bound_starts)
-    ok = agree(value, claimed)
-    detail = (f"checker {value:.9g} vs {what} {claimed:.9g} ({'agree' if ok else 'DISAGREE: not verified'})")
+    # The checker's windows may be narrower than the LP's (then its value is higher, and still valid).
+    ok = agree(value, claimed) or value > claimed
+    verdict = "agree" if agree(value, claimed) else ("checker higher: narrower windows" if ok else
+                                                      "DISAGREE: not verified")
+    detail = f"checker {value:.9g} vs {what} {claimed:.9g} ({verdict})"
     return BoundResult(name, value, certificate, ok, detail, claimed, time.perf_counter() - t0)
 
 
 def _no_bound(name: str, why: str, t0: float) -> BoundResult:
     return BoundResult(name, None, "none", False, why, None, time.perf_counter() - t0)
+
+
+def _solve_lp(name: str, instance: Instance, ctx: BoundContext, build: Callable[[Instance, StartWindows],
+              CanonicalModel], *needs: Capability) -> tuple[CanonicalModel, SolveResult, str] | BoundResult:
+    """Build an LP over the context's windows (unless too large) and solve it with any available
+    solver that has ``needs``. Returns ``(model, result, solver)``, or a value-less
+    :class:`BoundResult` saying why there is none."""
+    from llmopt.solvers import get_solver, pick_solver
+
+    t0 = time.perf_counter()
+    solver = pick_solver(*needs, prefer=ctx.solver)
+    if solver is None:
+        return _no_bound(name, "no available solver" + (f" with {', '.join(map(str, needs))}" if needs else ""), t0)
+    windows = _windows(instance, ctx)
+    skipped = _too_large(name, instance, windows, ctx, t0)
+    if skipped is not None:
+        return skipped
+    model = build(instance, windows)
+    res = get_solver(solver).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
+    if res.status is SolveStatus.INTERRUPTED:  # the user stopped it: stop the whole command, not just this stage
+        raise KeyboardInterrupt
+    if res.status is not SolveStatus.OPTIMAL or res.objective is None or res.x is None:
+        return _no_bound(name, f"LP not solved by {solver}: {res.status} {res.message}".strip(), t0)
+    return model, res, solver
 
 
 def lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
@@ -200,24 +230,22 @@ def lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult
     (no reduced cost hides in a bound). The solver is any available one with LP duals.
     """
     from llmopt.formulations.hindsight_ip import formulate
-    from llmopt.solvers import Capability, get_solver, pick_solver
 
     ctx = ctx or BoundContext()
     t0 = time.perf_counter()
-    name = pick_solver(Capability.LP_DUALS, prefer=ctx.solver)
-    if name is None:
-        return _no_bound("lp", "no available solver returns LP duals", t0)
-    windows = _windows(instance, ctx)
-    skipped = _too_large("lp", instance, windows, ctx, t0)
-    if skipped is not None:
-        return skipped
-    model = formulate(instance, windows).relax()
-    model = replace(model, col_upper=np.full(model.n_cols, np.inf))
-    res = get_solver(name).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
-    if res.status is not SolveStatus.OPTIMAL or res.duals is None or res.objective is None:
-        return _no_bound("lp", f"LP not solved by {name}: {res.status} {res.message}".strip(), t0)
+
+    def build(inst: Instance, windows: StartWindows) -> CanonicalModel:
+        model = formulate(inst, windows).relax()
+        return replace(model, col_upper=np.full(model.n_cols, np.inf))
+
+    solved = _solve_lp("lp", instance, ctx, build, Capability.LP_DUALS)
+    if isinstance(solved, BoundResult):
+        return solved
+    model, res, solver = solved
+    if res.duals is None or res.objective is None:
+        return _no_bound("lp", f"{solver} returned no duals", t0)
     lam = lambda_from_lp_duals(model, res.duals)
-    return _certify("lp", "lp-dual-checked", instance, lam, ctx, res.objective, f"LP optimum ({name})", t0)
+    return _certify("lp", "lp-dual-checked", instance, lam, ctx, res.objective, f"LP optimum ({solver})", t0)
 
 
 def dual_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
@@ -227,25 +255,18 @@ def dual_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     with a model written independently from the dual side.
     """
     from llmopt.formulations.dual import formulate_dual
-    from llmopt.solvers import get_solver, pick_solver
 
     ctx = ctx or BoundContext()
     t0 = time.perf_counter()
-    name = pick_solver(prefer=ctx.solver)
-    if name is None:
-        return _no_bound("dual-lp", "no solver is available", t0)
-    windows = _windows(instance, ctx)
-    skipped = _too_large("dual-lp", instance, windows, ctx, t0)
-    if skipped is not None:
-        return skipped
-    model = formulate_dual(instance, windows)
-    res = get_solver(name).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
-    if res.status is not SolveStatus.OPTIMAL or res.x is None or res.objective is None:
-        return _no_bound("dual-lp", f"dual LP not solved by {name}: {res.status} {res.message}".strip(), t0)
+    solved = _solve_lp("dual-lp", instance, ctx, formulate_dual)
+    if isinstance(solved, BoundResult):
+        return solved
+    model, res, solver = solved
+    assert res.x is not None and res.objective is not None
     block = model.cols("lambda")
     lam = (block.labels["t"], np.maximum(res.x[block.slice], 0.0))
     return _certify("dual-lp", "dual-lp-checked", instance, lam, ctx, -res.objective,
-                    f"dual LP optimum ({name})", t0)
+                    f"dual LP optimum ({solver})", t0)
 
 
 def closed_form_dual_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
@@ -284,6 +305,27 @@ def sum_of_outputs_bound(instance: Instance, ctx: BoundContext | None = None) ->
 def compute_bound(name: str, instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
     """Run the registered bound provider ``name``."""
     return BOUNDS.get(name)(instance, ctx or BoundContext())
+
+
+def best_certified_bound(candidates: Iterable[tuple[float, str]], incumbent: int | None
+                         ) -> tuple[int, str, list[str]]:
+    """The best integer lower bound among certified ``(value, certificate)`` candidates.
+
+    TEL is integral, so each value rounds up (:func:`llmopt.tolerance.integer_lower_bound`). A
+    candidate above the TEL of a verified schedule (``incumbent``) contradicts weak duality: it
+    is left out and reported in the returned messages — never taken as a proof of optimality.
+    Returns ``(bound, certificate, errors)``; ``(0, "none", [])`` when nothing qualifies.
+    """
+    best, certificate, errors = 0, "none", []
+    for value, cert in candidates:
+        b = integer_lower_bound(value)
+        if incumbent is not None and b > incumbent:
+            errors.append(f"certified bound {b} ({cert}) exceeds the verified incumbent {incumbent}: "
+                          "a bug or a wrong certificate; not used")
+            continue
+        if b > best or certificate == "none":
+            best, certificate = b, cert
+    return best, certificate, errors
 
 
 def run_bound(name: str, instance: Instance, ctx: BoundContext | None = None) -> BoundResult:

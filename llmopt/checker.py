@@ -47,6 +47,8 @@ __all__ = ["CheckReport", "CertificateError", "check_schedule", "check_lower_bou
 MAX_VIOLATIONS = 20
 #: How many running requests a memory-overflow message names.
 _MAX_NAMED = 12
+#: When every violation is listed, an overflow longer than this many consecutive times is one entry.
+_MAX_TIMES_LISTED = 20
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,6 @@ def check_schedule(
             run_s.append(r.prompt)
 
     makespan = max((final[r.id] + r.output for r in instance.requests if r.id in final), default=0)
-    makespan = max(makespan, 0)
     first = min((r.arrival for r in instance.requests), default=0)
     origin = min([first, *run_k]) if run_k else first
     segments: tuple[tuple[int, int, int], ...] = ()
@@ -288,21 +289,29 @@ def check_schedule(
         if over.size:
             lo = bps[over] + 1
             # first overflowing time of each segment: usage is nondecreasing on it
-            with np.errstate(divide="ignore"):
-                first_over = np.where(S[over] > 0, (M - C[over]) // np.maximum(S[over], 1) + 1, lo)
+            first_over = np.where(S[over] > 0, (M - C[over]) // np.maximum(S[over], 1) + 1, lo)
             first_over = np.maximum(first_over, lo)
             counts = bps[over + 1] - first_over + 1
             remaining = int(counts.sum())
             for seg, tau0, cnt in zip(over.tolist(), first_over.tolist(), counts.tolist()):
-                for tau in range(tau0, tau0 + cnt):
-                    t_abs = tau + origin
-                    running = [run_ids[j] for j in range(len(run_ids)) if run_k[j] < t_abs <= run_end[j]]
-                    running = list(dict.fromkeys(running))
-                    names = ", ".join(running[:_MAX_NAMED]) + (", ..." if len(running) > _MAX_NAMED else "")
-                    report(f"memory at time {t_abs} is {int(C[seg] + S[seg] * tau)} > M = {M} (running: {names})")
-                    remaining -= 1
-                    if n_violations > cap:
-                        break
+                # the running set is the same at every time of a segment: name it once
+                t_first = tau0 + origin
+                running = list(dict.fromkeys(run_ids[j] for j in range(len(run_ids))
+                                             if run_k[j] < t_first <= run_end[j]))
+                names = ", ".join(running[:_MAX_NAMED]) + (", ..." if len(running) > _MAX_NAMED else "")
+                if max_violations is None and cnt > _MAX_TIMES_LISTED:  # list all: one entry per long stretch
+                    t_last = t_first + cnt - 1
+                    peak = int(C[seg] + S[seg] * (tau0 + cnt - 1))
+                    report(f"memory exceeds M = {M} at every time {t_first}..{t_last} ({cnt} times, up to {peak}) "
+                           f"(running: {names})")
+                    remaining -= cnt
+                else:
+                    for tau in range(tau0, tau0 + cnt):
+                        report(f"memory at time {tau + origin} is {int(C[seg] + S[seg] * tau)} > M = {M} "
+                               f"(running: {names})")
+                        remaining -= 1
+                        if n_violations > cap:
+                            break
                 if n_violations > cap:
                     n_violations += remaining
                     break

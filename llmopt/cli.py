@@ -48,6 +48,7 @@ from llmopt.instance import Instance
 from llmopt.registry import Registry
 from llmopt.result import SolveStatus
 from llmopt.solvers import DEFAULT_SOLVER
+from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
 
@@ -130,9 +131,13 @@ def solve(
                                              "no schedule.")] = False,
     solver: Annotated[str, typer.Option(help="Solver for the model (see `llmopt solvers`).")] = DEFAULT_SOLVER,
     formulation: Annotated[str, typer.Option(help="Formulation (see `llmopt stages`).")] = DEFAULT_FORMULATION,
+    upper_bound: Annotated[list[str] | None, typer.Option(
+        "--upper-bound", help="Upper-bound stage: a policy or a search (see `llmopt stages`); repeat for several "
+                              f"(default: {', '.join(DEFAULT_UPPER_BOUNDS)}).")] = None,
+    windows: Annotated[str, typer.Option(help="Start-windows stage (see `llmopt stages`).")] = "upper-bound",
     bound: Annotated[list[str] | None, typer.Option(
-        "--bound", help="Bound stage run when the IP does not prove OPT; repeat for several "
-                        f"(default: {', '.join(DEFAULT_BOUNDS)}).")] = None,
+        "--bound", help="Bound stage to compute and report (its certified value also bounds OPT); repeat "
+                        f"for several (default: {', '.join(DEFAULT_BOUNDS)}).")] = None,
     time_limit: Annotated[float, typer.Option(
         help="Seconds for the whole command: search, IP and bounds (the IP gets what the search leaves, "
              "minus a fifth kept for the bounds).")] = 60.0,
@@ -150,14 +155,16 @@ def solve(
 ) -> None:
     """Hindsight-optimal TEL of an instance, or certified bounds on it.
 
-    Runs the pipeline: upper bounds (MC-SF, FCFS, local search) → start windows → formulation →
-    solver → decode → checker. Every schedule is verified by the independent checker and every
-    bound is certified; OPT is claimed only when a certified bound meets the best schedule.
+    Pipeline: upper bounds (MC-SF, FCFS, local search), start windows, formulation, solver,
+    decode, checker. Every schedule is verified by the independent checker and every bound is
+    certified; OPT is claimed only when a certified bound meets the best schedule.
     """
     from llmopt.bounds import BOUNDS
     from llmopt.formulations import FORMULATIONS
+    from llmopt.windows import WINDOWS
 
     bounds = tuple(bound) if bound else DEFAULT_BOUNDS
+    upper_bounds = tuple(upper_bound) if upper_bound else DEFAULT_UPPER_BOUNDS
     check_option("--time-limit", time_limit, minimum=0, strict=True)
     check_option("--threads", threads, minimum=1)
     check_option("--seed", seed, minimum=0)
@@ -168,24 +175,24 @@ def solve(
     check_output_file("--write-schedule", write_schedule)
     _check_solver(solver)
     _check_name(FORMULATIONS, "--formulation", formulation)
+    _check_name(WINDOWS, "--windows", windows)
     for b in bounds:
         _check_name(BOUNDS, "--bound", b)
+    _check_upper_bounds(upper_bounds)
     instance = load_or_die(file)
-    progress = _progress(quiet)
-    if relax:
-        _solve_relaxation(instance, file, solver, formulation, bounds, time_limit, threads, max_nnz, json_output,
-                          progress)
-        return
-
-    from llmopt.hindsight import solve_hindsight
+    from llmopt.hindsight import PipelineInterrupted, solve_hindsight
 
     try:
         h = solve_hindsight(
-            instance, solver=solver, formulation=formulation, bounds=bounds, time_limit=time_limit,
-            threads=threads, seed=seed, search_evals=search_evals, max_nnz=max_nnz, progress=progress,
+            instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
+            windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
+            max_nnz=max_nnz, progress=_progress(quiet), solve_ip=not relax,
         )
-    except RuntimeError as exc:  # interrupted before any schedule existed
-        die(str(exc), 130 if "interrupted" in str(exc) else 1)
+    except PipelineInterrupted as exc:
+        die(str(exc), 130)
+    if relax:
+        _print_relaxation(h, instance, file, formulation, solver, time_limit, threads, json_output)
+        return
     starts = {rid: int(k) for rid, k in dict(h.starts).items()}
     if write_schedule is not None:
         write_schedule.write_text(json.dumps({"tel": h.incumbent, "starts": starts}, indent=1) + "\n")
@@ -255,86 +262,81 @@ def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | 
     console.print(t)
 
 
-def _solve_relaxation(instance: Instance, file: Path, solver: str, formulation: str, bounds: tuple[str, ...],
-                      time_limit: float, threads: int, max_nnz: int, json_output: bool, progress: Any) -> None:
-    """Lower bounds only: each --bound stage, certified by the checker, over windows from MC-SF's schedule."""
-    from llmopt.bounds import BoundContext, run_bound
-    from llmopt.checker import check_schedule
-    from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
-    from llmopt.tolerance import integer_lower_bound
-    from llmopt.windows import start_windows
-
-    results = []
-    mcsf_tel = None
-    try:
-        mcsf = simulate(instance, make_policy("mc-sf"))
-        report = check_schedule(instance, mcsf.starts)
-        if report.ok and report.tel is not None:
-            mcsf_tel = report.tel
-        ctx = BoundContext(
-            upper_bound_starts=dict(mcsf.starts) if mcsf_tel is not None else None,
-            windows=start_windows(instance, mcsf_tel), solver=solver, time_limit=time_limit, threads=threads,
-            max_nnz=max_nnz,
-        )
-        for name in bounds:
-            res = run_bound(name, instance, ctx)
-            results.append(res)
-            if progress is not None:
-                progress(f"bound {name}: {num(res.value, 8)} ({res.certificate}; {res.detail})")
-        uncertified = None
-        if formulation != DEFAULT_FORMULATION:
-            uncertified = _formulation_lp(instance, formulation, solver, ctx, time_limit, threads)
-    except KeyboardInterrupt:
-        typer.echo(f"interrupted; {len(results)} bound stage(s) finished", err=True)
-        raise typer.Exit(130) from None
-    certified = [(r.value, r) for r in results if r.value is not None]
-    best_value, best = max(certified, key=lambda vr: vr[0], default=(None, None))
-    best_int = None if best_value is None else integer_lower_bound(best_value)
-    if instance.n == 0:
-        best_int = 0
-    status = "optimal" if best_int is not None and best_int == mcsf_tel else (
-        "bounded" if best_int is not None else "not_solved")
+def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, solver: str, time_limit: float,
+                      threads: int, json_output: bool) -> None:
+    """``solve --relax``: the pipeline without its IP stage — each bound stage with its certificate status,
+    over windows from the best verified schedule — and, for a formulation other than J's, its LP value
+    labelled uncertified."""
+    uncertified = None
+    if formulation != DEFAULT_FORMULATION and h.status is not SolveStatus.INTERRUPTED:
+        uncertified = _formulation_lp(instance, formulation, solver, h, time_limit, threads)
+    status = "optimal" if h.opt is not None else "bounded"
     if json_output:
         json_out({
             "status": status,
-            "bound": best_int,
-            "bound_certificate": None if best is None else best.certificate,
-            "bounds": [_bound_json(r) for r in results],
+            "bound": h.bound,
+            "bound_certificate": h.bound_certificate,
+            "bounds": [_bound_json(b) for b in h.bounds],
+            "incumbent": h.incumbent,
+            "incumbent_source": h.incumbent_source,
             "uncertified_lp": uncertified,
-            "mcsf_tel": mcsf_tel,
+            "errors": list(h.errors),
         })
     else:
         t = Table(title=f"Lower bounds — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
         t.add_column("field", style="bold")
         t.add_column("value")
-        for r in results:
-            verdict = "verified" if r.verified else "NOT verified"
-            label = escape(f"{num(r.value, 10)}  ({r.certificate}; {verdict}: {r.detail})")
-            t.add_row(f"bound {escape(r.name)}", label)
-        t.add_row("best certified bound (TEL is integral)", num(best_int))
-        t.add_row("MC-SF TEL (its schedule gives the windows)", num(mcsf_tel))
+        for b in h.bounds:
+            verdict = "verified" if b.verified else "NOT verified"
+            t.add_row(f"bound {escape(b.name)}", escape(f"{num(b.value, 10)}  ({b.certificate}; {verdict}: "
+                                                        f"{b.detail})"))
+        t.add_row("best certified bound (TEL is integral)", f"{h.bound}  ({escape(h.bound_certificate)})")
+        t.add_row("best verified schedule (its TEL gives the windows)",
+                  f"{h.incumbent}  (from {escape(h.incumbent_source)})")
         if uncertified is not None:
             t.add_row(f"LP of {escape(formulation)}", escape(
                 f"{num(uncertified['value'], 10)} ({uncertified['status']}) — UNCERTIFIED: the checker has no "
                 "certificate for this formulation's LP"))
-        t.add_row("status", status + (" (the bound meets MC-SF's TEL)" if status == "optimal" else ""))
+        t.add_row("status", status + (" (the bound meets the best schedule)" if status == "optimal" else ""))
+        for err in h.errors:
+            t.add_row("[red]ERROR[/red]", escape(err))
         console.print(t)
-    if best_int is None:
+    if h.status is SolveStatus.INTERRUPTED:
+        typer.echo(f"interrupted; {len(h.bounds)} bound stage(s) finished", err=True)
+        raise typer.Exit(130)
+    if h.errors:
         raise typer.Exit(1)
 
 
-def _formulation_lp(instance: Instance, formulation: str, solver: str, ctx: Any, time_limit: float,
+def _formulation_lp(instance: Instance, formulation: str, solver: str, h: Any, time_limit: float,
                     threads: int) -> dict[str, Any]:
+    """The LP relaxation of a plug-in formulation over the windows of the best schedule (uncertified)."""
     from llmopt.formulations import make_formulation
     from llmopt.solvers import get_solver
+    from llmopt.windows import start_windows
 
-    form = make_formulation(formulation)
-    model = form.build(instance, ctx.windows).relax()
-    res = get_solver(solver).solve(model, time_limit=time_limit, threads=threads)
-    value = res.objective if res.status.value == "optimal" else None
+    try:
+        form = make_formulation(formulation)
+        model = form.build(instance, start_windows(instance, h.incumbent)).relax()
+        res = get_solver(solver).solve(model, time_limit=max(1.0, time_limit - h.runtime_s), threads=threads)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        return {"formulation": formulation, "value": None, "status": f"failed: {type(exc).__name__}: {exc}",
+                "certified": False}
+    value = res.objective if res.status is SolveStatus.OPTIMAL else None
     return {"formulation": formulation, "value": value, "status": res.status.value, "certified": False,
             "model": model.stats()}
+
+
+def _check_upper_bounds(names: tuple[str, ...]) -> None:
+    from llmopt.policies import POLICIES
+    from llmopt.upper_bounds import UPPER_BOUNDS
+
+    for name in names:
+        if name not in UPPER_BOUNDS and name not in POLICIES:
+            known = ", ".join(sorted(set(UPPER_BOUNDS.names()) | set(POLICIES.names())))
+            die(f"--upper-bound: unknown upper-bound stage {name!r}; known: {known}")
 
 
 # --- simulate ----------------------------------------------------------------------------------

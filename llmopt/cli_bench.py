@@ -7,9 +7,7 @@ Every option is checked before any work starts; a bad one is a one-line error, e
 
 from __future__ import annotations
 
-import inspect
 import json
-import math
 import shlex
 import sys
 from pathlib import Path
@@ -20,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from llmopt.cli_common import console, die
+from llmopt.cli_common import check_option, console, die
 from llmopt.registry import RegistryError
 from llmopt.suites import Suite
 
@@ -89,38 +87,17 @@ def _stored_suite(out_dir: Path) -> Suite | None:
 
 
 def _check_names(suite: Suite) -> None:
-    """Exit 2 for a component name no registry knows; 3 for a known but unusable solver."""
-    from llmopt.bounds import BOUNDS
-    from llmopt.experiment import resolve_workload
-    from llmopt.formulations import FORMULATIONS
-    from llmopt.policies import POLICIES
-    from llmopt.solvers import SOLVERS, solver_status
+    """Exit 2 for a component name no registry knows (:func:`llmopt.conformance.check_suite`);
+    3 for a known but unusable solver."""
+    from llmopt.conformance import check_suite
+    from llmopt.solvers import solver_status
 
-    where = f"suite {suite.name!r}"
-    for p in suite.policies:
-        if p not in POLICIES:
-            die(f"{where}: unknown policy {p!r}; known: {', '.join(POLICIES.names())}")
-    for spec in suite.workloads:
-        try:
-            fn = resolve_workload(spec.workload)
-        except Exception as exc:
-            die(f"{where}: workload {spec.workload!r} does not resolve ({type(exc).__name__}: {exc})")
-        try:
-            inspect.signature(fn).bind(0, **spec.params)
-        except TypeError as exc:
-            die(f"{where}: workload {spec.workload!r} does not take the parameters {dict(spec.params)} ({exc})")
-        except ValueError:  # no signature to check (a builtin)
-            pass
-    if suite.formulation not in FORMULATIONS:
-        die(f"{where}: unknown formulation {suite.formulation!r}; known: {', '.join(FORMULATIONS.names())}")
-    for b in suite.bounds:
-        if b not in BOUNDS:
-            die(f"{where}: unknown bound {b!r}; known: {', '.join(BOUNDS.names())}")
-    if suite.solver not in SOLVERS:
-        die(f"{where}: unknown solver {suite.solver!r}; known: {', '.join(SOLVERS.names())}")
+    problems = check_suite(suite)
+    if problems:
+        die(problems[0] + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""))
     ok, why = solver_status(suite.solver)
     if not ok:
-        die(f"{where}: solver {suite.solver!r} is unavailable: {why}", 3)
+        die(f"suite {suite.name!r}: solver {suite.solver!r} is unavailable: {why}", 3)
 
 
 def _check_out(out_dir: Path, suite: Suite, *, settings: bool) -> None:
@@ -208,11 +185,6 @@ def _print_results(df: Any, suite: Suite, out_dir: Path) -> None:
     out.print(table)
 
 
-def _check_time_limit(value: float | None) -> None:
-    if value is not None and (not math.isfinite(value) or value <= 0):
-        die(f"--time-limit must be a positive number of seconds, got {value:g}")
-
-
 @bench_app.command("run")
 def bench_run(
     suite_name: SuiteArg = None,
@@ -235,18 +207,13 @@ def bench_run(
     A stopped run (Ctrl-C, kill -TERM) keeps every finished task; run the same command
     again to resume. Two runs on one folder at once are refused.
     """
-    from llmopt.executors import EXECUTORS, make_executor
+    from llmopt.executors import make_executor
     from llmopt.harness import FolderLocked, HarnessError, RunInterrupted, run_suite
     from llmopt.report import write_report
 
-    # Every option first, before any work.
-    if workers is not None and workers < 1:
-        die(f"--workers must be at least 1, got {workers}")
-    _check_time_limit(time_limit)
-    if executor not in EXECUTORS:
-        die(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if address is not None and executor != "ray":
-        die("--address is only used with --executor ray")
+    # Every option first, before any work (the executor's own checks run in make_executor below).
+    check_option("--workers", workers, minimum=1)
+    check_option("--time-limit", time_limit, minimum=0, strict=True)
     suite = _resolve_suite(suite_name, suite_file).with_time_limit(time_limit)
     out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
     _check_out(out_dir, suite, settings=True)

@@ -7,6 +7,7 @@ every error is one line on standard error with an exit code (see :mod:`llmopt.cl
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -59,8 +60,9 @@ def check_option(name: str, value: float | int | None, *, minimum: float, strict
     """
     if value is None:
         return
-    bad = value <= minimum if strict else value < minimum
-    if bad or value != value:  # NaN
+    if not math.isfinite(value):
+        die(f"{name} must be a finite number, got {value}")
+    if value <= minimum if strict else value < minimum:
         relation = ">" if strict else ">="
         die(f"{name} must be {relation} {minimum:g}, got {value}")
 

@@ -8,6 +8,7 @@ test suite runs it over every built-in and installed registry entry.
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +16,12 @@ import scipy.sparse as sp
 from llmopt.checker import check_schedule
 from llmopt.instance import Instance
 from llmopt.model import Block, CanonicalModel
+from llmopt.registry import Registry
 from llmopt.result import SolveStatus
+from llmopt.tolerance import VALUE_TOL
+
+if TYPE_CHECKING:
+    from llmopt.suites import Suite
 
 __all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
            "check_formulation", "check_suite", "check_windows", "check_upper_bound", "CHECKS"]
@@ -142,12 +148,12 @@ def check_solver(name: str) -> list[str]:
             if res.status is not SolveStatus.NOT_SOLVED or not res.message:
                 problems.append(f"solver {name!r} is unavailable ({reason}) but returned {res.status}")
             continue
-        if res.status is not SolveStatus.OPTIMAL or res.objective is None or abs(res.objective - expected) > 1e-6:
+        if res.status is not SolveStatus.OPTIMAL or res.objective is None or abs(res.objective - expected) > VALUE_TOL:
             problems.append(f"solver {name!r} on {model.name}: {res.status} {res.objective}, expected {expected}")
-        elif res.bound is None or res.bound > res.objective + 1e-6:
+        elif res.bound is None or res.bound > res.objective + VALUE_TOL:
             problems.append(f"solver {name!r} on {model.name}: bound {res.bound} not <= objective")
         elif not model.is_mip and info.has(Capability.LP_DUALS) and (res.duals is None or len(res.duals) != 1
-                                                                      or abs(res.duals[0] - 2.0) > 1e-6):
+                                                                      or abs(res.duals[0] - 2.0) > VALUE_TOL):
             # min x + 2y, x + y >= 1, x <= 0.5: the row's dual is 2 (raising the rhs by d costs 2d)
             problems.append(f"solver {name!r} declares LP duals but returned {res.duals}, expected [2.0]")
     return problems
@@ -175,7 +181,7 @@ def check_bound(name: str) -> list[str]:
                 continue
             if not isinstance(res, BoundResult):
                 problems.append(f"bound {name!r} returned {type(res).__name__}, not BoundResult")
-            elif res.value is not None and res.value > opt + 1e-6:
+            elif res.value is not None and res.value > opt + VALUE_TOL:
                 problems.append(f"bound {name!r} on {label}: {res.value} exceeds OPT {opt}")
     return problems
 
@@ -183,10 +189,10 @@ def check_bound(name: str) -> list[str]:
 def check_formulation(name: str) -> list[str]:
     """Formulation ``name`` follows :class:`llmopt.formulations.Formulation`: on each reference
     instance, with horizon windows and with windows from MC-SF's schedule, it builds a
-    :class:`CanonicalModel` whose LP relaxation (HiGHS) is at most OPT, and whose MIP solution
+    :class:`CanonicalModel` whose LP relaxation is at most OPT, and whose MIP solution
     decodes to a schedule the checker accepts — with TEL = OPT if the formulation is ``exact``."""
     from llmopt.formulations import make_formulation
-    from llmopt.solvers import get_solver
+    from llmopt.solvers import Capability, get_solver, pick_solver
     from llmopt.windows import start_windows
 
     try:
@@ -194,7 +200,10 @@ def check_formulation(name: str) -> list[str]:
     except Exception as exc:
         return [f"formulation {name!r}: {type(exc).__name__}: {exc}"]
     problems = []
-    highs = get_solver("highs")
+    solver = pick_solver(Capability.MIP)
+    if solver is None:
+        return [f"formulation {name!r}: no available MIP solver to check it with"]
+    mip = get_solver(solver)
     for label, (inst, opt) in reference_instances().items():
         ub = check_schedule(inst, _mcsf_starts(inst)).tel
         for win in (start_windows(inst), start_windows(inst, ub)):
@@ -206,24 +215,24 @@ def check_formulation(name: str) -> list[str]:
             if not isinstance(model, CanonicalModel):
                 problems.append(f"formulation {name!r} returned {type(model).__name__}, not CanonicalModel")
                 continue
-            lp = highs.solve(model.relax(), time_limit=30)
+            lp = mip.solve(model.relax(), time_limit=30)
             if lp.status is not SolveStatus.OPTIMAL or lp.objective is None:
                 problems.append(f"formulation {name!r} on {label}: LP {lp.status}")
-            elif lp.objective > opt + 1e-6:
+            elif lp.objective > opt + VALUE_TOL:
                 problems.append(f"formulation {name!r} on {label}: LP value {lp.objective} exceeds OPT {opt}")
-            mip = highs.solve(model, time_limit=60)
-            if mip.x is None:
-                problems.append(f"formulation {name!r} on {label}: MIP {mip.status}, no solution")
+            res = mip.solve(model, time_limit=60)
+            if res.x is None:
+                problems.append(f"formulation {name!r} on {label}: MIP {res.status}, no solution")
                 continue
             try:
-                starts = form.decode(inst, model, mip.x)
+                starts = form.decode(inst, model, res.x)
             except Exception as exc:
                 problems.append(f"formulation {name!r} on {label}: decode raised {type(exc).__name__}: {exc}")
                 continue
             report = check_schedule(inst, starts)
             if not report.ok:
                 problems.append(f"formulation {name!r} on {label}: decoded schedule rejected: {report.violations[0]}")
-            elif getattr(form, "exact", False) and mip.status is SolveStatus.OPTIMAL and report.tel != opt:
+            elif getattr(form, "exact", False) and res.status is SolveStatus.OPTIMAL and report.tel != opt:
                 problems.append(f"formulation {name!r} on {label}: declared exact, "
                                 f"optimum TEL {report.tel} != OPT {opt}")
     return problems
@@ -276,9 +285,11 @@ def check_upper_bound(name: str) -> list[str]:
     return problems
 
 
-def check_suite(name: str) -> list[str]:
-    """Suite ``name`` names only registered stages (workloads, policies, solver, formulation,
-    bounds, upper bounds) and its reference policy is one of its policies."""
+def check_suite(suite: str | Suite) -> list[str]:
+    """Suite ``suite`` (a registered name or a :class:`~llmopt.suites.Suite`) names only registered
+    stages — workloads (``"module:attr"`` paths must resolve, and the parameters must fit the
+    workload's signature), policies, solver, formulation, windows, bounds, upper bounds — and
+    every key of its ``paper`` numbers is one of its workload labels."""
     from llmopt.bounds import BOUNDS
     from llmopt.experiment import resolve_workload
     from llmopt.formulations import FORMULATIONS
@@ -286,28 +297,39 @@ def check_suite(name: str) -> list[str]:
     from llmopt.solvers import SOLVERS
     from llmopt.suites import get_suite
     from llmopt.upper_bounds import UPPER_BOUNDS
-    from llmopt.workloads import WORKLOADS
+    from llmopt.windows import WINDOWS
 
-    suite = get_suite(name)
-    problems = [f"suite {name!r}: unknown workload {w.workload!r}" for w in suite.workloads
-                if w.workload not in WORKLOADS and ":" not in w.workload]
-    problems += [f"suite {name!r}: unknown policy {p!r}" for p in suite.policies if p not in POLICIES]
-    if suite.solver not in SOLVERS:
-        problems.append(f"suite {name!r}: unknown solver {suite.solver!r}")
-    for attr, registry in (("formulation", FORMULATIONS),):
-        value = getattr(suite, attr, None)
-        if value is not None and value not in registry:
-            problems.append(f"suite {name!r}: unknown {attr} {value!r}")
-    problems += [f"suite {name!r}: unknown bound {b!r}" for b in getattr(suite, "bounds", ()) if b not in BOUNDS]
-    problems += [f"suite {name!r}: unknown upper-bound stage {u!r}" for u in getattr(suite, "upper_bounds", ())
-                 if u not in UPPER_BOUNDS and u not in POLICIES]
-    for spec in suite.workloads:  # workload paths resolve and the parameters fit their signature
+    if isinstance(suite, str):
+        suite = get_suite(suite)
+    where = f"suite {suite.name!r}"
+    problems = []
+    for spec in suite.workloads:
         try:
             fn = resolve_workload(spec.workload)
-            inspect.signature(fn).bind(0, **dict(spec.params))
         except Exception as exc:
-            problems.append(f"suite {name!r}: workload {spec.workload!r} with params {dict(spec.params)}: "
-                            f"{type(exc).__name__}: {exc}")
+            problems.append(f"{where}: workload {spec.workload!r} does not resolve ({type(exc).__name__}: {exc})")
+            continue
+        try:
+            inspect.signature(fn).bind(0, **dict(spec.params))
+        except TypeError as exc:
+            problems.append(f"{where}: workload {spec.workload!r} does not take the parameters "
+                            f"{dict(spec.params)} ({exc})")
+        except ValueError:  # no signature to check (a builtin)
+            pass
+    named: list[tuple[str, str, Registry[Any]]] = [("policy", p, POLICIES) for p in suite.policies]
+    named += [("solver", suite.solver, SOLVERS), ("formulation", suite.formulation, FORMULATIONS),
+              ("windows", suite.windows, WINDOWS)]
+    named += [("bound", b, BOUNDS) for b in suite.bounds]
+    for kind, name, registry in named:
+        if name not in registry:
+            problems.append(f"{where}: unknown {kind} {name!r}; known: {', '.join(registry.names())}")
+    for u in suite.upper_bounds:
+        if u not in UPPER_BOUNDS and u not in POLICIES:
+            known = ", ".join(sorted(set(UPPER_BOUNDS.names()) | set(POLICIES.names())))
+            problems.append(f"{where}: unknown upper-bound stage {u!r}; known: {known}")
+    labels = {suite.label_for(spec.workload, spec.params) for spec in suite.workloads}
+    problems += [f"{where}: paper numbers for {k!r}, which is not a workload label of the suite"
+                 for k in suite.paper if k not in labels]
     return problems
 
 

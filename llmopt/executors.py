@@ -269,17 +269,21 @@ class LocalExecutor:
                     continue
                 for ready in wait(list(busy)):
                     w = busy[ready]  # type: ignore[index]
-                    task, w.task = w.task, None
+                    task = w.task
                     assert task is not None
                     try:
+                        # w.task stays set until the record is in hand: an interrupt here leaves it for
+                        # _deliver_finished to collect
                         rec = w.conn.recv()
                     except (EOFError, OSError):
+                        w.task = None
                         w.proc.join(timeout=5)
                         on_lost(task, f"worker pid {w.proc.pid} died ({_exit_text(w.proc.exitcode)})")
                         deaths = self._retire(w, pool, deaths)
                         if queue:
                             spawn()
                         continue
+                    w.task = None
                     deaths = -1  # workers can run tasks: from now on a death costs only its task
                     on_result(task, rec)
                     idle.append(w)

@@ -75,21 +75,26 @@ class RunInterrupted(KeyboardInterrupt):
                 f"({self.recorded} of {self.total} in all) to {self.trials}; run again to resume")
 
 
-_VERSIONED = ("llmopt", "numpy", "highspy", "pulp", "gurobipy")
+_VERSIONED = ("llmopt", "numpy", "scipy")
 
 
 def software_versions(extra: tuple[str, ...] = ()) -> dict[str, str | None]:
-    """Python's version and the installed versions of llmopt, numpy and the solver packages.
+    """Python's version and the installed versions of llmopt, numpy, scipy and every registered
+    solver's backend package (plug-in solvers included, through :func:`llmopt.solvers.solver_versions`).
 
     Read from the installed distributions' metadata, never by importing them (importing
     ``gurobipy`` can check out a license). ``None`` for a package that is not installed.
     """
+    from llmopt.solvers import SOLVERS, solver_versions
+
     versions: dict[str, str | None] = {"python": platform.python_version()}
     for dist in (*_VERSIONED, *extra):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = None
+    for name, version in solver_versions().items():  # keyed by the backend package, e.g. "highspy"
+        versions[SOLVERS.get(name).info.package] = version
     return versions
 
 

@@ -25,8 +25,9 @@ What is trusted, and by whom:
   certificate): it is reported in ``errors`` and never taken as a proof.
 
 Budget. ``time_limit`` bounds the whole pipeline: the search stages get at most a
-quarter of it, the IP what is left minus a fifth kept for the bound stages, which then
-get the rest (every requested bound stage runs, also after the IP proved OPT: its value
+quarter of it, the IP what is left minus a fifth kept for the bound stages (and a hard
+deadline half-way into that fifth, which the HiGHS adapter enforces), the bound stages
+the rest (every requested bound stage runs, also after the IP proved OPT: its value
 is recorded); ``ip_time_limit`` caps the IP solve on its own (the harness uses only
 that). Ctrl-C stops the stage in progress within about a second (HiGHS) and returns
 what was found so far, with status ``interrupted``.
@@ -39,17 +40,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmopt.bounds import BOUNDS, BoundContext, BoundResult, run_bound
+from llmopt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, run_bound
 from llmopt.checker import certified_windows, check_schedule
 from llmopt.instance import Instance
 from llmopt.model import ModelTooLarge
 from llmopt.result import SolveResult, SolveStatus
 from llmopt.schedule import Schedule
 from llmopt.solvers import DEFAULT_SOLVER, Capability, get_solver
-from llmopt.tolerance import integer_lower_bound
 from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS, SearchContext, find_schedule
 
-__all__ = ["HindsightResult", "solve_hindsight", "upper_bound_schedules", "DEFAULT_MAX_NNZ",
+__all__ = ["HindsightResult", "PipelineInterrupted", "solve_hindsight", "upper_bound_schedules", "DEFAULT_MAX_NNZ",
            "DEFAULT_BOUNDS"]
 
 #: Largest model (nonzeros) the pipeline builds unless told otherwise: about 2–3 GB while
@@ -121,6 +121,10 @@ class HindsightResult:
     solver: str = ""
 
 
+class PipelineInterrupted(KeyboardInterrupt):
+    """Interrupted before any schedule existed, so there is nothing to report."""
+
+
 class _Budget:
     """Wall-clock budget of the whole pipeline (``None``: unlimited)."""
 
@@ -182,6 +186,7 @@ def solve_hindsight(
     schedules: Mapping[str, Schedule] | None = None,
     progress: Progress | None = None,
     verbose: bool = False,
+    solve_ip: bool = True,
 ) -> HindsightResult:
     """Compute (or bound) the hindsight-optimal TEL of ``instance``.
 
@@ -215,11 +220,16 @@ def solve_hindsight(
         upper bounds (after the checker verifies them) instead of being computed again.
     progress : callable, optional
         Receives one line per stage (and periodic solver progress).
+    solve_ip : bool
+        ``False`` skips the formulation and solver stages: upper bounds and certified lower
+        bounds only (``llmopt solve --relax``).
 
     Raises
     ------
     RuntimeError
         If no upper-bound schedule passes the checker.
+    PipelineInterrupted
+        If interrupted before any schedule was found (later, an interrupt returns what was found).
     llmopt.registry.RegistryError
         If a stage name is unknown.
     """
@@ -245,7 +255,7 @@ def solve_hindsight(
         win = windows_stage(instance, run.incumbent)
         if run.incumbent == instance.total_output:  # no request waits: optimal, certified by Σo
             run.note("the best schedule has no waiting, so it is optimal (bound Σo)")
-        else:
+        elif solve_ip:
             # 2. windows, 3. formulation, 4. solver, 5. decode
             lo, hi = certified_windows(instance, run.starts)
             run.windows_valid = win.contains(lo.tolist(), hi.tolist())
@@ -256,9 +266,9 @@ def solve_hindsight(
         if not run.interrupted:
             # windows from the final incumbent: the checker derives the same ones from it
             win = windows_stage(instance, run.incumbent)
-            ctx = BoundContext(upper_bound_starts=run.starts, windows=win, solver=solver,
-                               time_limit=budget.remaining(), threads=threads, max_nnz=max_nnz)
             for name in bounds:
+                ctx = BoundContext(upper_bound_starts=run.starts, windows=win, solver=solver,
+                                   time_limit=budget.remaining(), threads=threads, max_nnz=max_nnz)
                 run.bound_stage(name, ctx)
     except KeyboardInterrupt:
         run.interrupted = True
@@ -287,6 +297,7 @@ class _Run:
         self.solve: SolveResult | None = None
         self.solver = ""
         self.windows_valid = False
+        self.bound_eligible = False
         self.interrupted = False
         self.ip_rejected = False
 
@@ -322,23 +333,35 @@ class _Run:
 
     def best_bound(self) -> tuple[int, str]:
         assert self.incumbent is not None
-        best, cert = 0, "none"
-        for value, certificate in self.candidates:
-            b = integer_lower_bound(value)
-            if b > self.incumbent:
-                msg = (f"certified bound {b} ({certificate}) exceeds the verified incumbent {self.incumbent}: "
-                       "a bug or a wrong certificate; not used")
-                if msg not in self.errors:
-                    self.errors.append(msg)
-                continue
-            if b > best:
-                best, cert = b, certificate
-        return best, cert
+        bound, certificate, errors = best_certified_bound(self.candidates, self.incumbent)
+        self.errors.extend(e for e in errors if e not in self.errors)
+        return bound, certificate
 
     # --- stages ---------------------------------------------------------------------------------
 
     def ip(self, form: Any, win: Any, solver: Any, budget: _Budget, ip_time_limit: float | None, threads: int,
            max_nnz: int, verbose: bool, progress: Progress | None) -> None:
+        remaining = budget.remaining()
+        reserve = None if remaining is None else max(0.0, remaining - 0.2 * (budget.seconds or 0.0))
+        if reserve is not None and reserve < MIN_STAGE_S:
+            self.note("IP skipped: the time limit is used up")
+            return
+        limit = _min_limit(ip_time_limit, reserve)
+        # With a whole-pipeline budget the solve must really end: solvers overrun their own limit by
+        # seconds on large models, so the adapter may cancel it at half the bound stages' reserve.
+        deadline = None if reserve is None or budget.seconds is None else (
+            time.perf_counter() + (limit or reserve) + 0.1 * budget.seconds)
+        try:
+            self._ip(form, win, solver, limit, deadline, threads, max_nnz, verbose, progress)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # e.g. a broken plug-in formulation: keep what was found, say why
+            self.note(f"IP stage failed: {type(exc).__name__}: {exc}")
+            self.errors.append(f"the {form.name} / {solver.info.name} stage raised {type(exc).__name__}: {exc}")
+            self.ip_rejected = True
+
+    def _ip(self, form: Any, win: Any, solver: Any, limit: float | None, deadline: float | None, threads: int,
+            max_nnz: int, verbose: bool, progress: Progress | None) -> None:
         instance = self.instance
         estimate = getattr(form, "estimate", None)
         if estimate is not None:
@@ -348,12 +371,9 @@ class _Run:
                 self.stage("windows + model", "skipped (too large)")
                 return
         model = form.build(instance, win)
-        self.model_stats = {**model.stats(), "horizon": win.horizon, "windows": win.reason,
-                            "formulation": form.name}
-        try:
-            self.model_stats["classes"] = len(model.rows("eq2_assignment"))
-        except KeyError:
-            self.model_stats["classes"] = None
+        describe = getattr(form, "describe", None)
+        self.model_stats = {**model.stats(), "horizon": win.horizon, "windows": win.reason, "formulation": form.name,
+                            **(describe(instance, model) if describe is not None else {})}
         self.stage("windows + model", f"{form.name}: {model.size.describe()} ({win.reason})")
         warm = None
         encode = getattr(form, "encode", None)
@@ -362,11 +382,8 @@ class _Run:
                 warm = encode(instance, model, self.starts)
             except (ValueError, KeyError) as exc:
                 self.note(f"no warm start: {exc}")
-        remaining = budget.remaining()
-        reserve = None if remaining is None or budget.seconds is None else max(0.0, remaining - 0.2 * budget.seconds)
-        limit = _min_limit(ip_time_limit, reserve)
         res = solver.solve(model, time_limit=limit, threads=threads, warm_start=warm, verbose=verbose,
-                           progress=progress)
+                           progress=progress, deadline=deadline)
         self.solve, self.solver = res, solver.info.name
         if res.status is SolveStatus.INTERRUPTED:
             self.interrupted = True
@@ -381,11 +398,12 @@ class _Run:
                     self.ip_rejected = True
                     self.errors.append(f"the {solver.info.name} solution of the {form.name} model is not a feasible "
                                        "schedule (see message)")
+        self.bound_eligible = form.exact and self.windows_valid
         usable = res.status not in (SolveStatus.NOT_SOLVED, SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED)
-        if res.bound is not None and usable and form.exact and self.windows_valid:
+        if res.bound is not None and usable and self.bound_eligible:
             self.candidates.append((res.bound, "mip-bound-from-solver"))
-        if res.status is SolveStatus.INFEASIBLE:
-            self.errors.append(f"the solver calls the {form.name} model infeasible, but a verified schedule "
+        if res.status in (SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED):
+            self.errors.append(f"the solver calls the {form.name} model {res.status}, but a verified schedule "
                                "lies in its windows")
         bound = "—" if res.bound is None else f"{res.bound:.1f}"
         self.stage("IP", f"{res.status} in {res.runtime_s:.1f} s, incumbent {self.incumbent} ({self.source}), "
@@ -407,7 +425,7 @@ class _Run:
 
     def result(self, runtime: float) -> HindsightResult:
         if self.incumbent is None:
-            raise RuntimeError("interrupted before any schedule was found")
+            raise PipelineInterrupted("interrupted before any schedule was found")
         bound, certificate = self.best_bound()
         opt = self.incumbent if bound >= self.incumbent else None
         res = self.solve
@@ -417,11 +435,15 @@ class _Run:
                 self.notes.append(f"optimality proven by the {certificate} bound = incumbent")
         elif self.interrupted:
             status = SolveStatus.INTERRUPTED
-        elif res is None or self.ip_rejected:
+        elif res is None or self.ip_rejected or res.status in (SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED):
             status = SolveStatus.NOT_SOLVED
         elif res.status is SolveStatus.OPTIMAL:
-            self.errors.append(f"solver {self.solver} reported optimal, but the best certified bound {bound} is "
-                               f"below the verified incumbent {self.incumbent}")
+            why = (f"solver {self.solver} reported optimal, but the best certified bound {bound} is below the "
+                   f"verified incumbent {self.incumbent}")
+            if self.bound_eligible:  # its bound should have certified the incumbent: a contradiction
+                self.errors.append(why)
+            else:  # optimal over windows or a formulation that prove nothing about OPT
+                self.notes.append(why)
             status = SolveStatus.NOT_SOLVED
         else:
             status = res.status

@@ -134,7 +134,7 @@ def _names(value: Any, what: str, suite: str) -> tuple[str, ...]:
 class Suite:
     """A benchmark suite: one task per ``(workload, parameters, seed)``.
 
-    Component names (workloads, policies, solver, formulation, bounds, upper bounds)
+    Component names (workloads, policies, solver, formulation, windows, bounds, upper bounds)
     are only checked for form here and resolved when a task runs, so a suite may name
     plug-ins that are registered later (see :func:`llmopt.conformance.check_suite`).
 
@@ -158,6 +158,8 @@ class Suite:
         Local-search evaluations used for the IP's upper bound and warm start.
     formulation : str
         Registered formulation of the hindsight IP.
+    windows : str
+        Registered start-windows stage of the hindsight pipeline.
     bounds : tuple of str
         Lower-bound providers of the hindsight pipeline.
     upper_bounds : tuple of str
@@ -180,6 +182,7 @@ class Suite:
     ip_time_limit: float | None = 10.0
     search_evals: int = 200
     formulation: str = "hindsight-ip"
+    windows: str = "upper-bound"
     bounds: tuple[str, ...] = DEFAULT_BOUNDS
     upper_bounds: tuple[str, ...] = DEFAULT_UPPER_BOUNDS
     paper: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -214,7 +217,7 @@ class Suite:
         if self.reference not in self.policies:
             raise ValueError(f"suite {self.name!r}: reference policy {self.reference!r} "
                              f"is not in {list(self.policies)}")
-        for attr in ("solver", "formulation"):
+        for attr in ("solver", "formulation", "windows"):
             if not isinstance(getattr(self, attr), str) or not getattr(self, attr):
                 raise ValueError(f"suite {self.name!r}: {attr} must be a non-empty string")
         if self.ip_time_limit is not None:
@@ -268,6 +271,7 @@ class Suite:
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
             "formulation": self.formulation,
+            "windows": self.windows,
             "bounds": list(self.bounds),
             "upper_bounds": list(self.upper_bounds),
         }
@@ -324,6 +328,7 @@ class Suite:
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
             "formulation": self.formulation,
+            "windows": self.windows,
             "bounds": list(self.bounds),
             "upper_bounds": list(self.upper_bounds),
             "paper": {k: dict(v) for k, v in self.paper.items()},

@@ -14,19 +14,23 @@ import math
 
 __all__ = [
     "INTEGER_SLACK",
+    "INTEGER_SLACK_REL",
     "AGREEMENT_RTOL",
     "LAMBDA_CHECK_TOL",
     "LAMBDA_DUAL_TOL",
     "INTEGRALITY_TOL",
     "FEASIBILITY_TOL",
+    "VALUE_TOL",
     "integer_lower_bound",
     "agree",
 ]
 
-#: A float lower bound ``b`` on an integer quantity (TEL) is rounded up to ``ceil(b − INTEGER_SLACK)``:
-#: ``b`` may carry solver round-off of up to about 1e-9 relative on values up to ~1e6, so a bound printed
-#: as ``1169.0000004`` must not become 1170.
+#: A float lower bound ``b`` on an integer quantity (TEL) is rounded up to
+#: ``ceil(b − max(INTEGER_SLACK, INTEGER_SLACK_REL·|b|))``: ``b`` carries solver round-off (feasibility
+#: and optimality tolerances of about 1e-9 relative), so a bound printed as ``1169.0000004`` must not
+#: become 1170, and at ``b ≈ 1e6`` the round-off can reach 1e-3 absolute.
 INTEGER_SLACK = 1e-6
+INTEGER_SLACK_REL = 1e-9
 
 #: Relative tolerance for "the bound the checker recomputed from a certificate equals the value the
 #: solver claimed" (strong duality re-derived independently). A corrupted multiplier moves the
@@ -46,6 +50,10 @@ LAMBDA_DUAL_TOL = 1e-4
 #: schedule, so a generous tolerance here can never certify anything false).
 INTEGRALITY_TOL = 1e-3
 
+#: Absolute tolerance when a solver's objective or bound is compared with a value known exactly (the
+#: conformance checks' reference optima, "a bound must not exceed OPT").
+VALUE_TOL = 1e-6
+
 #: Row/column violations up to ``FEASIBILITY_TOL · (1 + max|x|)`` count as feasible when a solver's
 #: interrupted point is screened before it is reported as a solution.
 FEASIBILITY_TOL = 1e-6
@@ -53,7 +61,7 @@ FEASIBILITY_TOL = 1e-6
 
 def integer_lower_bound(value: float) -> int:
     """The integer lower bound implied by a float lower bound ``value`` on an integer quantity."""
-    return int(math.ceil(value - INTEGER_SLACK))
+    return int(math.ceil(value - max(INTEGER_SLACK, INTEGER_SLACK_REL * abs(value))))
 
 
 def agree(a: float, b: float, rtol: float = AGREEMENT_RTOL) -> bool:

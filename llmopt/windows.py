@@ -44,11 +44,6 @@ class StartWindows:
             if a > b:
                 raise ValueError(f"empty start window for request #{i}: [{a}, {b}]")
 
-    @property
-    def n_starts(self) -> int:
-        """Total number of (request, start) pairs."""
-        return sum(b - a + 1 for a, b in zip(self.lo, self.hi, strict=True))
-
     def contains(self, lo: tuple[int, ...] | list[int], hi: tuple[int, ...] | list[int]) -> bool:
         """Whether every window here contains the window ``[lo[i], hi[i]]``."""
         return len(lo) == len(self.lo) and all(

@@ -25,7 +25,6 @@ __all__ = [
     "Capability",
     "Solver",
     "SolverInfo",
-    "SolverUnavailable",
     "Progress",
     "package_installed",
     "package_version",
@@ -56,10 +55,6 @@ class Capability(str, enum.Enum):
         return self.value
 
 
-class SolverUnavailable(RuntimeError):
-    """The solver's package or licence is missing, or the model exceeds its licence."""
-
-
 @dataclass(frozen=True)
 class SolverInfo:
     """Static facts about a solver adapter."""
@@ -71,14 +66,6 @@ class SolverInfo:
 
     def has(self, *needs: Capability) -> bool:
         return set(needs) <= self.capabilities
-
-    @property
-    def mip(self) -> bool:
-        return Capability.MIP in self.capabilities
-
-    @property
-    def lp_duals(self) -> bool:
-        return Capability.LP_DUALS in self.capabilities
 
 
 @runtime_checkable
@@ -106,12 +93,16 @@ class Solver(Protocol):
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
         progress: Progress | None = None,
+        deadline: float | None = None,
     ) -> SolveResult:
         """Solve ``model``; never raise for solver outcomes, report them in the status.
 
-        A Ctrl-C during the solve ends it with status ``interrupted`` (and the incumbent and
-        bound found so far) when the adapter has :attr:`Capability.INTERRUPT`; otherwise the
-        ``KeyboardInterrupt`` propagates.
+        ``time_limit`` is the solver's own limit, which solvers may overrun by seconds on large
+        models; ``deadline`` (a ``time.perf_counter()`` value), when given, is a hard end that an
+        adapter with :attr:`Capability.INTERRUPT` enforces by cancelling the solve (status
+        ``time_limit``, with what it had). A Ctrl-C during the solve ends it with status
+        ``interrupted`` (and the incumbent and bound found so far) when the adapter has
+        :attr:`Capability.INTERRUPT`; otherwise the ``KeyboardInterrupt`` propagates.
         """
         ...
 

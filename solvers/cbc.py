@@ -14,6 +14,13 @@ adapter runs CBC with a log file and reads that line: fixed three decimals, so t
 value is lowered by ``5e-4`` to stay a valid bound. When the line is missing (a future
 CBC with another log format) a time-limited bound is ``None``; a run CBC reports as
 "Optimal" (tree exhausted) has bound = objective.
+
+Ctrl-C. PuLP gives no handle on the ``cbc`` child process. A terminal's Ctrl-C reaches it
+through the process group; a SIGINT sent to this process alone does not, so on
+``KeyboardInterrupt`` the adapter kills its own children named ``cbc*`` (found through
+Linux's ``/proc``; elsewhere the child finishes on its own time limit) and the interrupt
+propagates: CBC's partial result is lost, so the adapter does not declare
+:attr:`~llmopt.solvers.base.Capability.INTERRUPT`.
 """
 
 from __future__ import annotations
@@ -85,7 +92,7 @@ def _feasible(model: CanonicalModel, x: np.ndarray) -> bool:
     return model.max_violation(x) <= FEASIBILITY_TOL * (1.0 + float(np.abs(x).max(initial=0.0)))
 
 
-def _empty_rows_infeasible(model: CanonicalModel, empty: np.ndarray, tol: float = 1e-9) -> bool:
+def _empty_rows_infeasible(model: CanonicalModel, empty: np.ndarray, tol: float = FEASIBILITY_TOL) -> bool:
     """Whether a row with no nonzeros demands ``lower <= 0 <= upper`` in vain."""
     return bool(np.any(model.row_lower[empty] > tol) or np.any(model.row_upper[empty] < -tol))
 
@@ -142,6 +149,7 @@ class CbcSolver:
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
         progress: Progress | None = None,
+        deadline: float | None = None,
     ) -> SolveResult:
         """Solve ``model`` with CBC.
 
@@ -159,6 +167,8 @@ class CbcSolver:
             A full primal vector passed as a MIP start (ignored for LPs, like HiGHS).
         verbose : bool
             Print CBC's log after the run.
+        deadline : float, optional
+            Ignored (only ``time_limit`` is passed on).
         progress : callable, optional
             Ignored: CBC runs as a subprocess whose log PuLP reads only at the end.
 

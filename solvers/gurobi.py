@@ -84,6 +84,7 @@ class GurobiSolver:
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
         progress: Progress | None = None,
+        deadline: float | None = None,
     ) -> SolveResult:
         """Solve ``model`` with Gurobi.
 
@@ -101,6 +102,8 @@ class GurobiSolver:
             A full primal vector set as the MIP ``Start`` (ignored for LPs, like HiGHS).
         verbose : bool
             ``OutputFlag``.
+        deadline : float, optional
+            Ignored (only ``time_limit`` is passed on).
         progress : callable, optional
             Ignored (Gurobi's own log is shown with ``verbose``).
 

@@ -3,10 +3,10 @@
 The solve runs in HiGHS's own thread (``Highs.startSolve``) while this thread waits in
 short slices, so a Ctrl-C (or SIGTERM turned into ``KeyboardInterrupt`` by the CLI)
 cancels the solve within about a second and the result carries the incumbent and bound
-found so far with status ``interrupted``. The same loop enforces the time limit (HiGHS's
-own check misses its setup phase on large models: a 9M-nonzero model overran a 22 s limit
-by 14 s) and prints a progress line every :data:`PROGRESS_EVERY_S` seconds when a
-``progress`` callback is given.
+found so far with status ``interrupted``. The same loop enforces a caller's hard
+``deadline`` (HiGHS's own time limit misses its setup phase on large models: a
+9M-nonzero model overran a 22 s limit by 14 s) and prints a progress line every
+:data:`PROGRESS_EVERY_S` seconds when a ``progress`` callback is given.
 """
 
 from __future__ import annotations
@@ -42,10 +42,6 @@ PRESOLVE_NNZ_LIMIT = 200_000
 PROGRESS_EVERY_S = 5.0
 #: Seconds a cancelled solve may take to stop before the adapter returns without its results.
 STOP_GRACE_S = 1.0
-#: A solve still running ``max(HARD_STOP_MIN_S, HARD_STOP_SHARE · limit)`` past its time limit is
-#: cancelled by the adapter (HiGHS's own clock checks can lag by seconds on large models).
-HARD_STOP_MIN_S = 3.0
-HARD_STOP_SHARE = 0.25
 
 
 class HighsSolver:
@@ -89,6 +85,7 @@ class HighsSolver:
         warm_start: np.ndarray | None = None,
         verbose: bool = False,
         progress: Progress | None = None,
+        deadline: float | None = None,
     ) -> SolveResult:
         ok, why = self.available()
         if not ok:
@@ -96,6 +93,14 @@ class HighsSolver:
         import highspy
 
         check_warm_start(model, warm_start)
+        waited_from = time.perf_counter()
+        if not _wait_for_earlier_solve(highspy, waited_from, time_limit):
+            return finish(self.info.name, model, SolveStatus.NOT_SOLVED, None, None,
+                          time.perf_counter() - waited_from,
+                          message="HiGHS is still stopping an earlier cancelled solve (highspy runs one at a "
+                                  "time) and the time limit passed while waiting")
+        if time_limit is not None:
+            time_limit = max(0.0, time_limit - (time.perf_counter() - waited_from))
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(verbose))
         if time_limit is not None:
@@ -114,7 +119,7 @@ class HighsSolver:
             h.setSolution(sol)
 
         start = time.perf_counter()
-        stop, finished, latest = _run(h, model, progress, start, time_limit)
+        stop, finished, latest = _run(h, model, progress, start, deadline)
         runtime = time.perf_counter() - start
         status = SolveStatus.INTERRUPTED if stop == "user" else SolveStatus.TIME_LIMIT
         if not finished:
@@ -170,6 +175,21 @@ class HighsSolver:
         return finish(self.info.name, model, st, x, bound, runtime, duals=duals, message=message)
 
 
+def _wait_for_earlier_solve(highspy: Any, start: float, time_limit: float | None) -> bool:
+    """Wait until no earlier solve of this process is still running; ``False`` if the time limit passed.
+
+    highspy keeps the lock of its threaded solve at class level and resets HiGHS's global scheduler
+    when a solve ends, so a solve cancelled by :func:`_run` that is still unwinding must finish
+    before another starts. A Ctrl-C while waiting propagates (nothing has been solved yet).
+    """
+    probe = highspy.Highs()
+    while probe.is_solver_running():
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def _highs_lp(highspy: Any, model: CanonicalModel) -> Any:
     A = model.A.tocsc()
     lp = highspy.HighsLp()
@@ -192,22 +212,17 @@ def _highs_lp(highspy: Any, model: CanonicalModel) -> Any:
     return lp
 
 
-def _run(h: Any, model: CanonicalModel, progress: Progress | None, start: float, time_limit: float | None
+def _run(h: Any, model: CanonicalModel, progress: Progress | None, start: float, deadline: float | None
          ) -> tuple[str, bool, dict[str, float]]:
     """Run the solve in HiGHS's thread and wait for it.
 
     Returns ``(stop, finished, latest)``: ``stop`` is ``""`` (HiGHS ended by itself), ``"user"``
-    (Ctrl-C) or ``"time"`` (HiGHS overran its time limit by the hard-stop slack — its setup
-    phase on large models does not check the clock — and was cancelled); ``finished`` whether HiGHS
+    (Ctrl-C) or ``"time"`` (the caller's hard ``deadline`` passed — HiGHS's own clock checks miss
+    its setup phase on large models — and the solve was cancelled); ``finished`` whether HiGHS
     has stopped (its results may be read); ``latest`` the last incumbent/bound its MIP callbacks
     reported.
     """
     latest: dict[str, float] = {}
-    if h.is_solver_running():
-        # highspy keeps the lock of its interruptible solve at class level: while a cancelled solve is
-        # still unwinding in its thread, no other can start. Solve on this thread instead (blocking).
-        h.run()
-        return "", True, latest
     h.HandleUserInterrupt = True  # lets cancelSolve() stop simplex, IPM and MIP
     if model.is_mip:
         def record(event: Any) -> None:
@@ -217,8 +232,6 @@ def _run(h: Any, model: CanonicalModel, progress: Progress | None, start: float,
         h.cbMipInterrupt += record
     h.startSolve()
     next_report = start + PROGRESS_EVERY_S
-    hard_stop = None if time_limit is None else start + time_limit + max(HARD_STOP_MIN_S,
-                                                                        HARD_STOP_SHARE * time_limit)
     stop = ""
     try:
         while True:
@@ -226,7 +239,7 @@ def _run(h: Any, model: CanonicalModel, progress: Progress | None, start: float,
             if done:
                 return "", True, latest
             now = time.perf_counter()
-            if hard_stop is not None and now >= hard_stop:
+            if deadline is not None and now >= deadline:
                 stop = "time"
                 break
             if progress is not None and now >= next_report:

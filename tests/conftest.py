@@ -57,6 +57,9 @@ def _solvers_under_test() -> list[str]:
 
 
 SOLVERS_UNDER_TEST = _solvers_under_test()
+# HiGHS and CBC come with the package's dependencies; without them the solver tests would silently
+# run on nothing.
+assert {"highs", "cbc"} <= set(SOLVERS_UNDER_TEST), f"solvers under test: {SOLVERS_UNDER_TEST}"
 
 
 @pytest.fixture(scope="session", params=SOLVERS_UNDER_TEST)

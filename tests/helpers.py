@@ -69,3 +69,26 @@ def theorem41_instance(M: int) -> Instance:
     assert root * root == M and root % 2 == 0, "M must be 4k²"
     r = M - root // 2
     return Instance.from_tuples(M, [(0, 1, M - 1)] + [(r, 1, 1)] * (M // 2), name=f"thm41/M={M}")
+
+
+def fake_solver(name: str, capabilities: frozenset, status: str = "time_limit", bound: float | None = None) -> type:
+    """A solver adapter class that is always available and answers every model with ``status``, no
+    point and ``bound`` (for tests of what the pipeline does with what solvers claim)."""
+    from llmopt.result import SolveResult, SolveStatus
+    from llmopt.solvers.base import SolverInfo
+
+    class Fake:
+        info = SolverInfo(name, "none", frozenset(capabilities), True)
+
+        @classmethod
+        def available(cls) -> tuple[bool, str]:
+            return True, ""
+
+        @classmethod
+        def version(cls) -> None:
+            return None
+
+        def solve(self, model, **kwargs):  # type: ignore[no-untyped-def]
+            return SolveResult(SolveStatus(status), None, bound, None, 0.0, solver=name, message=name)
+
+    return Fake

@@ -160,3 +160,32 @@ def test_wide_window_uses_breakpoints_exactly():
     _, hi = certified_windows(inst)
     assert (hi - np.array([r.arrival for r in inst.requests]) + 1)[1:].min() > 4 * len(lam) + 2
     assert check_lower_bound_certificate(inst, lam) == pytest.approx(brute_force_bound(inst, lam, hi.tolist()))
+
+
+@st.composite
+def _wide_windows_and_few_multipliers(draw):
+    """One long request makes T_c (and so every other window) wide; a few multipliers keep the
+    candidate set small, so the checker evaluates at breakpoints only."""
+    M = draw(st.integers(14, 24))
+    rows = [(0, 1, M - 1)]
+    for _ in range(draw(st.integers(1, 3))):
+        s = draw(st.integers(1, 2))
+        rows.append((draw(st.integers(0, 3)), s, draw(st.integers(1, 3))))
+    inst = Instance.from_tuples(M, rows)
+    T = certificate_horizon(inst)
+    times = draw(st.lists(st.integers(1, T + 2), min_size=1, max_size=2, unique=True))
+    values = draw(st.lists(st.floats(0.5, 3.0), min_size=len(times), max_size=len(times)))
+    return inst, dict(zip(times, values, strict=True))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_wide_windows_and_few_multipliers())
+def test_breakpoint_path_matches_brute_force(data):
+    """Guards the candidate set {τ−o−1, τ−o, τ−1, τ} of the breakpoint path: dropping any of them
+    can overstate the bound (an unsound certificate)."""
+    inst, lam = data
+    _, hi = certified_windows(inst)
+    a = np.array([r.arrival for r in inst.requests])
+    assert ((hi - a + 1)[1:] > 4 * len(lam) + 2).all()  # the short requests take the breakpoint path
+    assert check_lower_bound_certificate(inst, lam) == pytest.approx(brute_force_bound(inst, lam, hi.tolist()),
+                                                                      rel=1e-9, abs=1e-9)

@@ -318,3 +318,14 @@ def test_max_violations_caps_the_list_or_lists_everything():
     every = check_schedule(inst, starts, max_violations=None)
     assert len(every.violations) == 30 and not any(v.startswith("...") for v in every.violations)
     assert every.violations[:20] == check_schedule(inst, starts).violations[:20]
+
+
+def test_listing_every_violation_of_a_long_overflow_stays_cheap():
+    """With max_violations=None a 10^6-step overflow is one entry per stretch (counted per time), not a
+    million messages."""
+    o = 1_000_000
+    inst = Instance.from_tuples(3 * (o + 1) - 300_000, [(0, 1, o)] * 3)
+    rep = check_schedule(inst, {"r0": 0, "r1": 0, "r2": 0}, max_violations=None)
+    assert not rep.ok and len(rep.violations) == 1
+    first = o - 99_999
+    assert rep.violations[0].startswith(f"memory exceeds M = {inst.M} at every time {first}..{o} (100000 times")

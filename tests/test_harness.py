@@ -314,12 +314,12 @@ def test_bench_cli_defaults_to_runs_and_reports(tmp_path: Path, monkeypatch) -> 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--time-limit", "0"], "--time-limit must be a positive number"),
-    (["--time-limit", "-3"], "--time-limit must be a positive number"),
-    (["--time-limit", "inf"], "--time-limit must be a positive number"),
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--executor", "dask"], "--executor must be one of local, ray, inline"),
-    (["--address", "auto"], "--address is only used with --executor ray"),
+    (["--time-limit", "0"], "--time-limit must be > 0"),
+    (["--time-limit", "-3"], "--time-limit must be > 0"),
+    (["--time-limit", "inf"], "--time-limit must be a finite number"),
+    (["--workers", "0"], "--workers must be >= 1"),
+    (["--executor", "dask"], "unknown executor 'dask'; known: local, ray, inline"),
+    (["--address", "auto"], "an address ('auto') is only used by the ray executor"),
     (["--out", "FILE"], "is a file, not a results folder"),
 ])
 def test_bench_run_rejects_bad_options_before_any_work(tmp_path: Path, monkeypatch, args, message) -> None:

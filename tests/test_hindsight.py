@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import random_tiny_instance
+from helpers import fake_solver, random_tiny_instance
 
 from llmopt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
 from llmopt.checker import check_schedule
@@ -14,10 +14,10 @@ from llmopt.hindsight import solve_hindsight
 from llmopt.instance import Instance, Request
 from llmopt.policies import make_policy
 from llmopt.registry import RegistryError
-from llmopt.result import SolveResult, SolveStatus
+from llmopt.result import SolveStatus
 from llmopt.simulator import simulate
 from llmopt.solvers import SOLVERS
-from llmopt.solvers.base import Capability, SolverInfo
+from llmopt.solvers.base import Capability
 from llmopt.tolerance import integer_lower_bound
 from llmopt.windows import WINDOWS, StartWindows, start_windows
 from llmopt.workloads import jaillet_am1
@@ -137,33 +137,6 @@ def test_huge_output_length_is_quick_and_model_size_is_checked_up_front():
 # --- the certificate chain has no trusted input -------------------------------------------------------
 
 
-class _StuckSolver:
-    """A MIP solver that never finds anything (status time_limit, no point, no bound)."""
-
-    info = SolverInfo("stuck", "none", frozenset({Capability.MIP}), True)
-
-    @classmethod
-    def available(cls):
-        return True, ""
-
-    @classmethod
-    def version(cls):
-        return None
-
-    def solve(self, model, time_limit=None, mip_gap=1e-9, threads=1, warm_start=None, verbose=False,
-              progress=None):
-        return SolveResult(SolveStatus.TIME_LIMIT, None, None, None, 0.0, solver="stuck", message="stuck")
-
-
-class _LyingSolver(_StuckSolver):
-    """Claims a MIP bound far above every schedule."""
-
-    info = SolverInfo("lying", "none", frozenset({Capability.MIP}), True)
-
-    def solve(self, model, **kwargs):
-        return SolveResult(SolveStatus.TIME_LIMIT, None, 10_000.0, None, 0.0, solver="lying", message="lying")
-
-
 @pytest.fixture
 def fake_stages():
     def bogus(instance, ctx):
@@ -175,8 +148,9 @@ def fake_stages():
                                                                   zip(w.lo, instance.requests)), "starts at arrival")
 
     BOUNDS.register("test-bogus", bogus)
-    SOLVERS.register("test-stuck", _StuckSolver)
-    SOLVERS.register("test-lying", _LyingSolver)
+    # a MIP solver that never finds anything, and one that claims a bound far above every schedule
+    SOLVERS.register("test-stuck", fake_solver("stuck", frozenset({Capability.MIP})))
+    SOLVERS.register("test-lying", fake_solver("lying", frozenset({Capability.MIP}), bound=10_000.0))
     WINDOWS.register("test-arrival-only", tight)
     yield
     BOUNDS.unregister("test-bogus")

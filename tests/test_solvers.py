@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import fake_solver
 
 from llmopt.model import Block, CanonicalModel
 from llmopt.registry import RegistryError
@@ -429,18 +430,7 @@ def test_capabilities_and_pick_solver(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pick_solver(Capability.LP_DUALS, prefer="cbc") == "cbc"
     assert pick_solver(Capability.INTERRUPT, prefer="cbc") == "highs"  # cbc lacks it: skipped
 
-    class NoDuals:
-        info = SolverInfo("noduals", "none", frozenset({Capability.MIP}), True)
-
-        @classmethod
-        def available(cls):
-            return True, ""
-
-        @classmethod
-        def version(cls):
-            return None
-
-    SOLVERS.register("noduals", NoDuals)
+    SOLVERS.register("noduals", fake_solver("noduals", frozenset({Capability.MIP})))
     try:
         assert pick_solver(Capability.LP_DUALS, prefer="noduals") == "highs"
         assert pick_solver(Capability.MIP, prefer="noduals") == "noduals"
@@ -476,6 +466,45 @@ def test_interrupted_highs_solve_returns_what_it_has() -> None:
     finally:
         timer.cancel()
     elapsed = time.perf_counter() - t0
+    import highspy
+
+    from llmopt.solvers.highs import _wait_for_earlier_solve
+
+    assert _wait_for_earlier_solve(highspy, time.perf_counter(), 300)  # leave no solve running for later tests
     assert res.status is SolveStatus.INTERRUPTED, res.message
     assert elapsed < 8.0
     assert res.objective is None or res.objective <= mcsf.tel
+
+
+def test_highs_waits_for_a_cancelled_solve_that_is_still_stopping() -> None:
+    """highspy runs one threaded solve per process at a time: while an earlier (cancelled) solve is
+    still running, a new solve waits for it within its own time limit, and says so if it runs out."""
+    import time
+
+    import highspy
+
+    from llmopt.formulations.hindsight_ip import formulate
+    from llmopt.solvers.highs import _highs_lp, _wait_for_earlier_solve
+    from llmopt.windows import start_windows
+    from llmopt.workloads import jaillet_am1
+
+    assert _wait_for_earlier_solve(highspy, time.perf_counter(), 300)
+    inst = jaillet_am1(0)
+    big = formulate(inst, start_windows(inst, 9474))
+    old = highspy.Highs()
+    old.setOptionValue("output_flag", False)
+    old.setOptionValue("presolve", "off")
+    old.passModel(_highs_lp(highspy, big))
+    old.HandleUserInterrupt = True
+    old.startSolve()
+    try:
+        tiny = lp_model()
+        t0 = time.perf_counter()
+        res = get_solver("highs").solve(tiny, time_limit=1.0)
+        assert res.status is SolveStatus.NOT_SOLVED and "still stopping" in res.message
+        assert time.perf_counter() - t0 < 5.0
+    finally:
+        old.cancelSolve()
+        old.wait()
+    res = get_solver("highs").solve(lp_model(), time_limit=10.0)
+    assert res.status is SolveStatus.OPTIMAL
