@@ -83,6 +83,9 @@ class BoundContext:
         needs (:func:`llmopt.solvers.pick_solver`), trying this one first.
     time_limit : float, optional
         Seconds for any solve the provider runs.
+    deadline : float, optional
+        ``time.perf_counter()`` value by which any solve must really have ended (a
+        whole-command budget); passed to the solver adapter, which cancels the solve then.
     threads : int
     max_nnz : int, optional
         Largest model a provider may build; a larger one is skipped with its size in ``detail``.
@@ -92,6 +95,7 @@ class BoundContext:
     windows: StartWindows | None = None
     solver: str | None = None
     time_limit: float | None = None
+    deadline: float | None = None
     threads: int = 1
     max_nnz: int | None = None
 
@@ -213,7 +217,7 @@ def _solve_lp(name: str, instance: Instance, ctx: BoundContext, build: Callable[
     if skipped is not None:
         return skipped
     model = build(instance, windows)
-    res = get_solver(solver).solve(model, time_limit=ctx.time_limit, threads=ctx.threads)
+    res = get_solver(solver).solve(model, time_limit=ctx.time_limit, threads=ctx.threads, deadline=ctx.deadline)
     if res.status is SolveStatus.INTERRUPTED:  # the user stopped it: stop the whole command, not just this stage
         raise KeyboardInterrupt
     if res.status is not SolveStatus.OPTIMAL or res.objective is None or res.x is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -318,7 +319,8 @@ def _formulation_lp(instance: Instance, formulation: str, solver: str, h: Any, t
     try:
         form = make_formulation(formulation)
         model = form.build(instance, start_windows(instance, h.incumbent)).relax()
-        res = get_solver(solver).solve(model, time_limit=max(1.0, time_limit - h.runtime_s), threads=threads)
+        left = max(1.0, time_limit - h.runtime_s)
+        res = get_solver(solver).solve(model, time_limit=left, threads=threads, deadline=time.perf_counter() + left)
     except KeyboardInterrupt:
         raise
     except Exception as exc:

@@ -27,10 +27,11 @@ What is trusted, and by whom:
 Budget. ``time_limit`` bounds the whole pipeline: the search stages get at most a
 quarter of it, the IP what is left minus a fifth kept for the bound stages (and a hard
 deadline half-way into that fifth, which the HiGHS adapter enforces), the bound stages
-the rest (every requested bound stage runs, also after the IP proved OPT: its value
-is recorded); ``ip_time_limit`` caps the IP solve on its own (the harness uses only
-that). Ctrl-C stops the stage in progress within about a second (HiGHS) and returns
-what was found so far, with status ``interrupted``.
+the rest, with a hard deadline at the end of the budget (every requested bound stage
+runs, also after the IP proved OPT: its value is recorded); ``ip_time_limit`` caps the
+IP solve on its own (the harness uses only that). Ctrl-C stops the stage in progress
+within about a second (HiGHS) and returns what was found so far, with status
+``interrupted``.
 """
 
 from __future__ import annotations
@@ -268,7 +269,8 @@ def solve_hindsight(
             win = windows_stage(instance, run.incumbent)
             for name in bounds:
                 ctx = BoundContext(upper_bound_starts=run.starts, windows=win, solver=solver,
-                                   time_limit=budget.remaining(), threads=threads, max_nnz=max_nnz)
+                                   time_limit=budget.remaining(), deadline=budget.deadline(1.0),
+                                   threads=threads, max_nnz=max_nnz)
                 run.bound_stage(name, ctx)
     except KeyboardInterrupt:
         run.interrupted = True

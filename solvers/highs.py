@@ -11,6 +11,9 @@ found so far with status ``interrupted``. The same loop enforces a caller's hard
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -30,13 +33,21 @@ from llmopt.solvers.base import (
     unavailable_result,
 )
 
-__all__ = ["HighsSolver", "PRESOLVE_NNZ_LIMIT"]
+__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs"]
 
 #: Above this many nonzeros the MIP presolve is switched off. Measured once by hand on
 #: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
 #: reduced nothing and overran a 10 s time limit; at n = 10–12 (≤ 50k nonzeros) it halved
 #: the solve time (20 s with presolve vs 39–49 s without).
 PRESOLVE_NNZ_LIMIT = 200_000
+
+#: LPs are solved without presolve. Measured on this project's LPs (LP relaxation of (1)–(4)
+#: and the dual LP (22)–(24) of Arrival-Model instances, 0.36–0.96M nonzeros): presolve off
+#: took 0.58–1.01× the time of presolve on (it reduces nothing), and highspy 1.16.0's presolve
+#: ran past 90 s without checking its time limit on a 2M-row, 2-column LP that takes 2.8 s
+#: without it (highspy 1.15.1: 3.6 s either way). ``benchmarks/highs_presolve.py`` re-measures
+#: (table in ``results/highs_presolve``); ``HighsSolver(presolve="on")`` restores it.
+LP_PRESOLVE = "off"
 
 #: Seconds between two progress lines during a solve.
 PROGRESS_EVERY_S = 5.0
@@ -72,7 +83,9 @@ class HighsSolver:
     def _settings(self, model: CanonicalModel) -> dict[str, object]:
         """llmopt's tuning for this model, then the caller's options on top."""
         tuned: dict[str, object] = {}
-        if model.is_mip and model.nnz > PRESOLVE_NNZ_LIMIT:
+        if not model.is_mip:
+            tuned["presolve"] = LP_PRESOLVE
+        elif model.nnz > PRESOLVE_NNZ_LIMIT:
             tuned["presolve"] = "off"
         return {**tuned, **self.options}
 
@@ -101,7 +114,7 @@ class HighsSolver:
                                   "time) and the time limit passed while waiting")
         if time_limit is not None:
             time_limit = max(0.0, time_limit - (time.perf_counter() - waited_from))
-        h = highspy.Highs()
+        h = new_highs(highspy)
         h.setOptionValue("output_flag", bool(verbose))
         if time_limit is not None:
             h.setOptionValue("time_limit", max(float(time_limit), 0.0))
@@ -175,6 +188,36 @@ class HighsSolver:
         return finish(self.info.name, model, st, x, bound, runtime, duals=duals, message=message)
 
 
+_STDOUT_LOCK = threading.Lock()
+
+
+def new_highs(highspy: Any) -> Any:
+    """A new ``highspy.Highs`` object whose construction prints nothing.
+
+    From highspy 1.16 the C++ constructor writes its banner ("Running HiGHS ...") to the
+    process's standard output before any option can be set, which corrupts ``--json`` output
+    and piped results. The banner is dropped by pointing file descriptor 1 at the null device
+    for the duration of the constructor only; Python's buffered stdout is flushed first so
+    that none of our own output falls into that window.
+    """
+    with _STDOUT_LOCK:
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError):  # no usable stdout (closed, or not a real descriptor)
+            return highspy.Highs()
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, 1)
+                return highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(devnull)
+        finally:
+            os.close(saved)
+
+
 def _wait_for_earlier_solve(highspy: Any, start: float, time_limit: float | None) -> bool:
     """Wait until no earlier solve of this process is still running; ``False`` if the time limit passed.
 
@@ -182,7 +225,7 @@ def _wait_for_earlier_solve(highspy: Any, start: float, time_limit: float | None
     when a solve ends, so a solve cancelled by :func:`_run` that is still unwinding must finish
     before another starts. A Ctrl-C while waiting propagates (nothing has been solved yet).
     """
-    probe = highspy.Highs()
+    probe = new_highs(highspy)
     while probe.is_solver_running():
         if time_limit is not None and time.perf_counter() - start >= time_limit:
             return False

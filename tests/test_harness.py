@@ -261,23 +261,40 @@ def test_progress_lines_without_a_terminal(tmp_path: Path) -> None:
 # --- reports of older results ------------------------------------------------------------------------
 
 
-def test_committed_results_still_report(tmp_path: Path) -> None:
-    src = REPO / "results" / "jaillet-synthetic"
+LEGACY = Path(__file__).resolve().parent / "data" / "legacy_jaillet_synthetic"
+
+
+def test_results_of_the_pre_pipeline_format_still_report_and_resume(tmp_path: Path) -> None:
+    """``tests/data/legacy_jaillet_synthetic``: ``suite.json`` and four rows of ``trials.jsonl`` exactly
+    as ``llmopt bench run jaillet-synthetic`` wrote them before the hindsight pipeline (commit 0a65fbd):
+    the MC-SF field was ``mcsf_is_opt`` and the settings had no formulation, bounds or windows."""
     out = tmp_path / "old"
-    out.mkdir()
-    shutil.copy(src / "suite.json", out / "suite.json")
-    lines = (src / "trials.jsonl").read_text().splitlines()
-    (out / "trials.jsonl").write_text("\n".join(lines[:40]) + "\n")
-    old = [json.loads(x) for x in lines[:40]]
-    assert "mcsf_is_opt" in old[0] and "reference_is_opt" not in old[0]
+    shutil.copytree(LEGACY, out)
+    old = [json.loads(x) for x in (out / "trials.jsonl").read_text().splitlines()]
+    assert all("mcsf_is_opt" in r and "reference_is_opt" not in r for r in old)
     df = write_report(out).set_index("workload")
-    expected = sum(1 for r in old if r["mcsf_is_opt"] is True and r["ratio_vs_opt"] is not None)
-    assert df["reference_exact"].sum() == expected
+    assert df.loc["jaillet-am1", "trials"] == 2 and df.loc["jaillet-am2", "trials"] == 2
+    assert df.loc["jaillet-am1", "ratio_vs_bound_mean"] == pytest.approx(
+        np.mean([r["ratio_vs_bound"] for r in old if r["workload"] == "jaillet-am1"]))
+    assert "jaillet-am1" in (out / "summary.md").read_text()
     # The registered suite still resumes such a folder: settings recorded before the
     # pipeline fields existed read as their defaults.
     from llmopt.store import check_folder_suite, read_meta
 
     check_folder_suite(read_meta(out), get_suite("jaillet-synthetic"), out)
+
+
+def test_the_old_mcsf_is_opt_field_counts_like_reference_is_opt(tmp_path: Path) -> None:
+    suite = tiny_suite(seeds=(0, 1, 2, 3))
+    records = _run(suite, tmp_path / "run")
+    new = summarize(records, suite)
+    assert new["reference_exact"].sum() > 0  # the tiny instances do have MC-SF-optimal trials
+    renamed = []
+    for r in records:
+        r = dict(r)
+        r["mcsf_is_opt"] = r.pop("reference_is_opt")
+        renamed.append(r)
+    assert summarize(renamed, suite).equals(new)
 
 
 # --- the bench CLI ---------------------------------------------------------------------------------------

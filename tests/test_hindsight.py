@@ -66,6 +66,30 @@ def test_early_stop_falls_back_to_checked_lp_bound():
     assert [b.name for b in res.bounds] == ["lp"] and res.bounds[0].verified
 
 
+def test_bound_stage_solves_get_the_whole_command_deadline(monkeypatch):
+    """With a whole-pipeline budget the LP bound's solve must really end with it (HiGHS's own time
+    limit is not checked in every phase); without one it gets no hard deadline."""
+    import time
+
+    from llmopt.solvers.highs import HighsSolver
+
+    seen = []
+    real = HighsSolver.solve
+
+    def spy(self, model, **kwargs):
+        if not model.is_mip:
+            seen.append(kwargs.get("deadline"))
+        return real(self, model, **kwargs)
+
+    monkeypatch.setattr(HighsSolver, "solve", spy)
+    inst = jaillet_am1(4, n_range=(6, 6), M_range=(15, 15))
+    t0 = time.perf_counter()
+    solve_hindsight(inst, time_limit=40.0, search_evals=0)
+    assert len(seen) == 1 and seen[0] is not None and t0 + 39.0 <= seen[0] <= time.perf_counter() + 40.0
+    solve_hindsight(inst, ip_time_limit=5.0, search_evals=0)
+    assert len(seen) == 2 and seen[1] is None
+
+
 def test_local_search_never_worse_and_deterministic():
     inst = jaillet_am1(5, n_range=(15, 15), M_range=(35, 35))
     start = simulate(inst, make_policy("mc-sf"))

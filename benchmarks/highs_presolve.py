@@ -1,0 +1,139 @@
+"""HiGHS presolve on llmopt's LPs: seconds with presolve on and off (the ``LP_PRESOLVE`` choice).
+
+The HiGHS adapter solves every LP with presolve off (``llmopt.solvers.highs.LP_PRESOLVE``).
+This script re-measures that choice with the installed highspy on the LPs the bound stages
+build: the LP relaxation of (1)–(4) (``lp``) and the explicit dual LP (22)–(24)
+(``dual-lp``) of seeded Arrival-Model instances over the windows of their best
+heuristic schedule, and a 2-request instance with a 2,000,000-token output (a 2M-row,
+2-column LP: highspy 1.16.0's presolve ran for minutes on it without checking its time
+limit).
+
+Each solve is one HiGHS run, single-threaded, wall-clock seconds (best of ``--repeat``),
+with a ``--time-limit``; a run that hit the limit (or, for a presolve that ignores the limit,
+the wall-clock ``--kill-after``, in a child process) is reported as such, never as a time.
+
+    python benchmarks/highs_presolve.py --out results/highs_presolve
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import platform
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from llmopt.hindsight import upper_bound_schedules
+from llmopt.instance import Instance, Request
+from llmopt.model import CanonicalModel
+from llmopt.solvers import solver_versions
+from llmopt.windows import start_windows
+from llmopt.workloads import jaillet_am1, jaillet_am2
+
+
+def _instances() -> dict[str, Instance]:
+    long = Instance(M=2_000_002, requests=(Request("a", 0, 1, 2_000_000), Request("b", 0, 1, 1)))
+    return {"am1 seed 0": jaillet_am1(0), "am1 seed 1": jaillet_am1(1), "am2 seed 0": jaillet_am2(0),
+            "2M-token output": long}
+
+
+def _models(inst: Instance) -> dict[str, CanonicalModel]:
+    from llmopt.formulations.dual import formulate_dual
+    from llmopt.formulations.hindsight_ip import formulate
+
+    best = min(s.tel for s in upper_bound_schedules(inst, search_evals=0).values())
+    win = start_windows(inst, best)
+    lp = formulate(inst, win).relax()
+    return {"lp": replace(lp, col_upper=np.full(lp.n_cols, np.inf)), "dual-lp": formulate_dual(inst, win)}
+
+
+def _solve(model: CanonicalModel, presolve: str, time_limit: float, queue: Any) -> None:
+    import highspy
+
+    from llmopt.solvers.highs import _highs_lp, new_highs
+
+    h = new_highs(highspy)
+    for key, value in (("output_flag", False), ("presolve", presolve), ("threads", 1),
+                       ("time_limit", time_limit), ("random_seed", 0)):
+        h.setOptionValue(key, value)
+    h.passModel(_highs_lp(highspy, model))
+    t0 = time.perf_counter()
+    h.run()
+    queue.put((time.perf_counter() - t0, h.modelStatusToString(h.getModelStatus()),
+               float(h.getInfo().objective_function_value)))
+
+
+def measure(model: CanonicalModel, presolve: str, time_limit: float, kill_after: float) -> dict[str, Any]:
+    """One solve in a child process (a presolve that ignores its time limit is killed)."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_solve, args=(model, presolve, time_limit, queue))
+    proc.start()
+    proc.join(kill_after)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return {"seconds": None, "status": f"killed after {kill_after:.0f} s", "objective": None}
+    seconds, status, objective = queue.get()
+    return {"seconds": seconds, "status": status, "objective": objective}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--kill-after", type=float, default=120.0)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    rows = []
+    for name, inst in _instances().items():
+        for kind, model in _models(inst).items():
+            row: dict[str, Any] = {"instance": name, "lp": kind, "rows": model.n_rows, "cols": model.n_cols,
+                                   "nnz": model.nnz}
+            for presolve in ("on", "off"):
+                runs = [measure(model, presolve, args.time_limit, args.kill_after) for _ in range(args.repeat)]
+                done = [r for r in runs if r["seconds"] is not None and r["status"] == "Optimal"]
+                best = min(done, key=lambda r: r["seconds"]) if done else runs[-1]
+                row[f"presolve_{presolve}_s"] = best["seconds"] if done else None
+                row[f"presolve_{presolve}_status"] = best["status"]
+                row[f"presolve_{presolve}_objective"] = best["objective"]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    table = _markdown(rows)
+    print(table)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "rows.json").write_text(json.dumps(rows, indent=1) + "\n")
+        versions = solver_versions()
+        head = (f"# HiGHS presolve on llmopt's LPs\n\nhighspy {versions.get('highs')}, Python "
+                f"{platform.python_version()}, {platform.machine()}; best of {args.repeat}; single thread; "
+                f"time limit {args.time_limit:.0f} s, killed after {args.kill_after:.0f} s.\n\n"
+                f"    python benchmarks/highs_presolve.py --repeat {args.repeat} --time-limit {args.time_limit:g} "
+                f"--kill-after {args.kill_after:g} --out {args.out}\n\n")
+        (args.out / "summary.md").write_text(head + table + "\n")
+    return 0
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    def cell(row: dict[str, Any], p: str) -> str:
+        s = row[f"presolve_{p}_s"]
+        return f"{s:.2f}" if s is not None else row[f"presolve_{p}_status"]
+
+    lines = ["| instance | LP | rows | cols | nnz | presolve on (s) | presolve off (s) | off / on |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        on, off = r["presolve_on_s"], r["presolve_off_s"]
+        ratio = f"{off / on:.2f}" if on and off else "—"
+        lines.append(f"| {r['instance']} | {r['lp']} | {r['rows']:,} | {r['cols']:,} | {r['nnz']:,} | "
+                     f"{cell(r, 'on')} | {cell(r, 'off')} | {ratio} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
