@@ -363,7 +363,7 @@ SUITES.register(
         search_evals=100,
         paper=_J_PAPER,
     ),
-    "J §5.1 AM1 + AM2, seeds 0..3 (under 2 minutes on 2 cores)",
+    "J §5.1 AM1 + AM2, seeds 0..3 (about 45 s on 2 cores)",
 )
 SUITES.register(
     "jaillet-synthetic",
