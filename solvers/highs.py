@@ -43,8 +43,8 @@ PRESOLVE_NNZ_LIMIT = 200_000
 
 #: LPs are solved without presolve. Measured on this project's LPs (LP relaxation of (1)–(4)
 #: and the dual LP (22)–(24) of Arrival-Model instances, 0.36–0.96M nonzeros): presolve off
-#: took 0.58–1.01× the time of presolve on (it reduces nothing), and highspy 1.16.0's presolve
-#: ran past 90 s without checking its time limit on a 2M-row, 2-column LP that takes 2.8 s
+#: took 0.59–0.98× the time of presolve on (it reduces nothing), and highspy 1.16.0's presolve
+#: ran past 90 s without checking its time limit on a 2M-row, 2-column LP that takes 2.4 s
 #: without it (highspy 1.15.1: 3.6 s either way). ``benchmarks/highs_presolve.py`` re-measures
 #: (table in ``results/highs_presolve``); ``HighsSolver(presolve="on")`` restores it.
 LP_PRESOLVE = "off"
