@@ -41,14 +41,17 @@ from llmopt.cli_common import (
     console,
     die,
     json_out,
+    load_any_or_die,
     load_or_die,
     num,
 )
+from llmopt.cli_trace import trace_cmd
 from llmopt.hindsight import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
 from llmopt.instance import Instance
 from llmopt.registry import Registry
 from llmopt.result import SolveStatus
 from llmopt.solvers import DEFAULT_SOLVER
+from llmopt.timed_instance import TimedInstance
 from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
@@ -61,6 +64,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 app.add_typer(bench_app, name="bench")
+app.command("trace")(trace_cmd)
 
 DEFAULT_FORMULATION = "hindsight-ip"
 
@@ -347,17 +351,38 @@ def _check_upper_bounds(names: tuple[str, ...]) -> None:
 @app.command("simulate")
 def simulate_cmd(
     file: InstanceFile,
-    policy: Annotated[str, typer.Option("--policy", "-p", help="Policy (see `llmopt policies`).")] = "mc-sf",
+    policy: Annotated[str, typer.Option("--policy", "-p", help=(
+        "Policy (see `llmopt policies`), with parameters as name:key=value,... "
+        "e.g. alpha-protection:alpha=0.2,beta=0.1."))] = "mc-sf",
+    cost_model: Annotated[str, typer.Option(help=(
+        "Cost model for a continuous-time instance (\"clock\": \"seconds\"); ignored for discrete ones."))]
+    = "llama2-70b-a100-tp2",
     json_output: JsonFlag = False,
 ) -> None:
-    """Run an online policy on an instance, verify its schedule with the checker, and show it."""
+    """Run an online policy on an instance, verify its schedule with the checker, and show it.
+
+    A continuous-time instance (arrivals in seconds, e.g. from `llmopt trace`) runs on the
+    continuous engine: batches last what --cost-model says.
+    """
     from llmopt.checker import check_schedule
-    from llmopt.policies import POLICIES, make_policy
+    from llmopt.cli_timed import simulate_timed
+    from llmopt.policies import POLICIES, make_policy_spec, parse_policy_spec
     from llmopt.simulator import SimulationError, simulate
 
-    _check_name(POLICIES, "--policy", policy)
-    instance = load_or_die(file)
-    pol = make_policy(policy)
+    try:
+        pname, _ = parse_policy_spec(policy)
+    except ValueError as exc:
+        die(f"--policy: {exc}")
+    _check_name(POLICIES, "--policy", pname)
+    any_instance = load_any_or_die(file)
+    if isinstance(any_instance, TimedInstance):
+        simulate_timed(file, any_instance, policy, cost_model, json_output)
+        return
+    instance = any_instance
+    try:
+        pol = make_policy_spec(policy)
+    except (TypeError, ValueError) as exc:
+        die(f"--policy {policy!r}: {exc}")
     try:
         sched = simulate(instance, pol)
     except KeyboardInterrupt:
@@ -450,12 +475,24 @@ def check(
     schedule: Annotated[Path, typer.Argument(
         help="Schedule JSON file: {\"starts\": {id: step, ...}, \"evictions\": [...] (optional)}.")],
     all_violations: Annotated[bool, typer.Option("--all", help="List every violation, not only the first.")] = False,
+    cost_model: Annotated[str | None, typer.Option(help=(
+        "Cost model for a continuous-time schedule (default: the one the schedule file names)."),
+        show_default=False)] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not)."""
-    from llmopt.checker import check_schedule
+    """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not).
 
-    instance = load_or_die(file)
+    For a continuous-time instance the schedule is what `llmopt simulate --json` writes for it,
+    and the checker's continuous-time mode also verifies every batch duration against the cost model.
+    """
+    from llmopt.checker import check_schedule
+    from llmopt.cli_timed import check_timed
+
+    any_instance = load_any_or_die(file)
+    if isinstance(any_instance, TimedInstance):
+        check_timed(any_instance, schedule, cost_model, json_output)
+        return
+    instance = any_instance
     try:
         starts, evictions = load_schedule(schedule)
     except ScheduleFileError as exc:

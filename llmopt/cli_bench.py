@@ -178,10 +178,33 @@ def _task_table(suite: Suite, out_dir: Path, width: int) -> Table:
     return t
 
 
+def _trace_table(df: Any, suite: Suite) -> Table:
+    """Trace suites: mean latency per (workload, headline policy), ``ours (paper)``."""
+    from llmopt.trace_report import _fmt, _headline
+
+    t = Table(title=escape(f"Suite {suite.name}: mean end-to-end latency (s) over trials"),
+              caption="(paper's number in brackets; loops = runs stopped by the loop guard)")
+    for c in ("workload", "policy", "trials", "mean", "std", "÷ ref", "loops"):
+        t.add_column(c, justify="left" if c in ("workload", "policy") else "right")
+    for _, row in df.iterrows():
+        if row["policy"] not in _headline(suite, row["workload"]):
+            continue
+        mean = _fmt(row["latency_mean"]) + (f" ({_fmt(row['paper_mean'])})" if row["paper_mean"] is not None else "")
+        ratio = _fmt(row["ratio_to_reference"]) + (
+            f" ({_fmt(row['paper_ratio_to_reference'])})" if row["paper_ratio_to_reference"] is not None else "")
+        t.add_row(escape(str(row["workload"])), escape(str(row["policy"])), str(row["trials"]), mean,
+                  _fmt(row["latency_std"]), ratio, str(row["loops"]))
+    return t
+
+
 def _print_results(df: Any, suite: Suite, out_dir: Path) -> None:
     # A log file has no width to respect; a cramped table there is only harder to read.
     out = console if console.is_terminal else Console(highlight=False, width=max(console.width, 200))
-    table = _task_table(suite, out_dir, out.width) if suite.task_table else _summary_table(df, f"Suite {suite.name}")
+    if suite.kind == "trace":
+        table = _trace_table(df, suite)
+    else:
+        title = f"Suite {suite.name}"
+        table = _task_table(suite, out_dir, out.width) if suite.task_table else _summary_table(df, title)
     out.print(table)
 
 
@@ -242,8 +265,8 @@ def bench_run(
                    f"rebuild the report with `llmopt bench report --out {shlex.quote(str(out_dir))}`", err=True)
         raise typer.Exit(130) from None
     _print_results(df, suite, out_dir)
-    console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
-                  f"{out_dir / 'ratio_hist.png'}", markup=False)
+    console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
+                  + ("" if suite.kind == "trace" else f", {out_dir / 'ratio_hist.png'}"), markup=False)
 
 
 @bench_app.command("list")
@@ -295,5 +318,5 @@ def bench_report(
     except HarnessError as exc:
         die(str(exc))
     _print_results(df, suite, out_dir)
-    console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}, "
-                  f"{out_dir / 'ratio_hist.png'}", markup=False)
+    console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
+                  + ("" if suite.kind == "trace" else f", {out_dir / 'ratio_hist.png'}"), markup=False)

@@ -16,8 +16,18 @@ from rich.console import Console
 
 from llmopt.instance import Instance, InstanceError, load_instance
 
-__all__ = ["console", "die", "load_or_die", "json_out", "num", "check_option", "check_output_file", "InstanceFile",
-           "JsonFlag"]
+__all__ = [
+    "console",
+    "die",
+    "load_or_die",
+    "load_any_or_die",
+    "json_out",
+    "num",
+    "check_option",
+    "check_output_file",
+    "InstanceFile",
+    "JsonFlag",
+]
 
 console = Console(highlight=False)
 
@@ -29,6 +39,16 @@ def die(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` on standard error and exit with ``code`` (2: bad input)."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def load_any_or_die(path: Path) -> Any:
+    """Load a discrete or a continuous-time instance file, or exit 2 with the loader's message."""
+    from llmopt.timed_instance import load_any_instance
+
+    try:
+        return load_any_instance(path)
+    except InstanceError as exc:
+        die(str(exc))
 
 
 def load_or_die(path: Path) -> Instance:

@@ -84,7 +84,9 @@ def check_policy(name: str) -> list[str]:
 
 
 def check_workload(name: str, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
-    """Workload ``name`` returns an :class:`Instance`, the same one for the same seed."""
+    """Workload ``name`` returns an :class:`Instance` (or, for trace workloads, a
+    :class:`~llmopt.timed_instance.TimedInstance`), the same one for the same seed."""
+    from llmopt.timed_instance import TimedInstance
     from llmopt.workloads import make_instance
 
     problems = []
@@ -94,8 +96,9 @@ def check_workload(name: str, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
         except Exception as exc:
             problems.append(f"workload {name!r} seed {seed}: {type(exc).__name__}: {exc}")
             continue
-        if not isinstance(a, Instance):
-            problems.append(f"workload {name!r} seed {seed}: returned {type(a).__name__}, not Instance")
+        if not isinstance(a, (Instance, TimedInstance)):
+            problems.append(f"workload {name!r} seed {seed}: returned {type(a).__name__}, not Instance "
+                            "or TimedInstance")
         elif a != b:
             problems.append(f"workload {name!r} seed {seed}: not deterministic")
     return problems
@@ -293,7 +296,7 @@ def check_suite(suite: str | Suite) -> list[str]:
     from llmopt.bounds import BOUNDS
     from llmopt.experiment import resolve_workload
     from llmopt.formulations import FORMULATIONS
-    from llmopt.policies import POLICIES
+    from llmopt.policies import POLICIES, parse_policy_spec
     from llmopt.solvers import SOLVERS
     from llmopt.suites import get_suite
     from llmopt.upper_bounds import UPPER_BOUNDS
@@ -316,7 +319,25 @@ def check_suite(suite: str | Suite) -> list[str]:
                             f"{dict(spec.params)} ({exc})")
         except ValueError:  # no signature to check (a builtin)
             pass
-    named: list[tuple[str, str, Registry[Any]]] = [("policy", p, POLICIES) for p in suite.policies]
+    named: list[tuple[str, str, Registry[Any]]] = []
+    for p in suite.policies:
+        try:
+            pname, pparams = parse_policy_spec(p)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        named.append(("policy", pname, POLICIES))
+        if pname in POLICIES and pparams:
+            try:
+                inspect.signature(POLICIES.get(pname)).bind(**pparams)
+            except TypeError as exc:
+                problems.append(f"{where}: policy {p!r}: {pname!r} does not take the parameters {pparams} ({exc})")
+            except ValueError:
+                pass
+    if suite.kind == "trace":
+        from llmopt.cost_model import COST_MODELS
+
+        named.append(("cost model", suite.cost_model, COST_MODELS))
     named += [("solver", suite.solver, SOLVERS), ("formulation", suite.formulation, FORMULATIONS),
               ("windows", suite.windows, WINDOWS)]
     named += [("bound", b, BOUNDS) for b in suite.bounds]

@@ -232,10 +232,15 @@ def run_task(suite: Suite, task: Task) -> dict[str, Any]:
     dict
         See the module docstring for the ratio fields; missing values are ``None``.
     """
-    rec = _blank_record(suite, task)
+    if suite.kind == "trace":
+        from llmopt.trace_experiment import blank_trace_record, fill_trace_record
+
+        rec, fill = blank_trace_record(suite, task), fill_trace_record
+    else:
+        rec, fill = _blank_record(suite, task), _fill_record
     t0 = time.perf_counter()
     try:
-        _fill_record(rec, suite, task)
+        fill(rec, suite, task)
     except Exception as exc:  # a failing task is recorded; the sweep goes on
         rec["error"] = f"{type(exc).__name__}: {exc}"
         rec["traceback"] = "".join(traceback.format_exception(exc, limit=-4)).strip()

@@ -152,24 +152,7 @@ class Instance:
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.M, bool) or not isinstance(self.M, int) or self.M < 2:
-            raise InstanceError(f"instance {self.name!r}: field 'M' must be an integer >= 2, got {self.M!r}")
-        _check_range(self.M, f"instance {self.name!r}", "M")
-        reqs = tuple(self.requests)
-        object.__setattr__(self, "requests", reqs)
-        index: dict[str, int] = {}
-        for pos, r in enumerate(reqs):
-            if not isinstance(r, Request):
-                raise InstanceError(f"request #{pos}: expected a Request, got {type(r).__name__}")
-            if r.id in index:
-                raise InstanceError(f"request #{pos} {r.id!r}: field 'id' duplicates request #{index[r.id]}")
-            if r.peak > self.M:
-                raise InstanceError(
-                    f"request #{pos} {r.id!r}: prompt + output = {r.prompt} + {r.output} = {r.peak} "
-                    f"exceeds M = {self.M}; it can never run"
-                )
-            index[r.id] = pos
-        object.__setattr__(self, "_index", index)
+        validate_requests(self, Request)
 
     @property
     def n(self) -> int:
@@ -210,6 +193,49 @@ class Instance:
         return cls(M=_int_like(M), requests=reqs, name=name)
 
 
+def validate_requests(instance: Any, request_type: type) -> None:
+    """Validate ``M`` and the requests of a frozen instance (discrete or timed) and set its id index.
+
+    Raises :class:`InstanceError` on a bad ``M``, a request of the wrong type, a duplicate id,
+    or a request with ``s + o > M``.
+    """
+    M, name = instance.M, instance.name
+    if isinstance(M, bool) or not isinstance(M, int) or M < 2:
+        raise InstanceError(f"instance {name!r}: field 'M' must be an integer >= 2, got {M!r}")
+    _check_range(M, f"instance {name!r}", "M")
+    reqs = tuple(instance.requests)
+    object.__setattr__(instance, "requests", reqs)
+    index: dict[str, int] = {}
+    for pos, item in enumerate(reqs):
+        if not isinstance(item, request_type):
+            raise InstanceError(f"request #{pos}: expected a {request_type.__name__}, got {type(item).__name__}")
+        r: Any = item
+        if r.id in index:
+            raise InstanceError(f"request #{pos} {r.id!r}: field 'id' duplicates request #{index[r.id]}")
+        if r.peak > M:
+            raise InstanceError(
+                f"request #{pos} {r.id!r}: prompt + output = {r.prompt} + {r.output} = {r.peak} "
+                f"exceeds M = {M}; it can never run"
+            )
+        index[r.id] = pos
+    object.__setattr__(instance, "_index", index)
+
+
+def read_json_file(path: str | Path) -> tuple[Path, Any]:
+    """Read and parse a JSON file; errors (unreadable, not UTF-8, invalid JSON) name the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"{p}: cannot read file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{p}: not UTF-8 text (byte offset {exc.start})") from None
+    try:
+        return p, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
 def _int_like(value: Any) -> Any:
     """numpy integers become ``int``; anything else is passed on for validation to reject."""
     if isinstance(value, bool):
@@ -227,6 +253,13 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
     """
     if not isinstance(data, dict):
         raise InstanceError(f"{source}: top level must be an object with 'M' and 'requests'")
+    if "clock" in data:
+        raise InstanceError(
+            f"{source}: field 'clock' is {data['clock']!r}: this is a continuous-time instance (arrivals in "
+            "seconds), and this command needs integer steps (the discrete model of DESIGN §1). "
+            "Run it with `llmopt simulate` / `llmopt check`, which use the continuous engine and checker, "
+            "or write a discrete instance from the trace with `llmopt trace ... --step-seconds DT`"
+        )
     _unknown_fields(data, _TOP_FIELDS, source)
     if "M" not in data:
         raise InstanceError(f"{source}: missing field 'M'")
@@ -278,17 +311,7 @@ def load_instance(path: str | Path) -> Instance:
         If the file is not valid JSON or any field is invalid; the message names the
         file, the request index and the field.
     """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InstanceError(f"{p}: cannot read file: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise InstanceError(f"{p}: not UTF-8 text (byte offset {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    p, data = read_json_file(path)
     return instance_from_dict(data, source=str(p))
 
 

@@ -65,8 +65,13 @@ __all__ = [
     "LookaheadPrefixPolicy",
     "MCSF",
     "FCFSLookahead",
+    "MCBenchmark",
+    "J0SemiOnline",
+    "J0OnlineStochastic",
     "POLICIES",
     "make_policy",
+    "parse_policy_spec",
+    "make_policy_spec",
     "greedy_prefix",
 ]
 
@@ -186,6 +191,34 @@ class FCFSLookahead(LookaheadPrefixPolicy):
         return (request.arrival,)
 
 
+class MCBenchmark(FCFSLookahead):
+    """MC-Benchmark (J App. C Algorithm 2): MC-SF's look-ahead check with requests taken in
+    arrival order — the same rule as :class:`FCFSLookahead`, registered under the paper's name."""
+
+    name = "mc-benchmark"
+
+
+class J0SemiOnline(MCSF):
+    """J0 §4 semi-online Algorithm 1 (all requests at ``t = 0``, identical ``s``), read as MC-SF.
+
+    As printed it differs from J Algorithm 1 in three places, all fixed here (DIGEST §2.2):
+    the candidate's own completion time is missing from the checked time list (a bug: its
+    peak would go unchecked), it "processes U(t)" where the running requests must also be
+    processed, and it checks ``t' >= t`` instead of ``t' > t`` (DESIGN §1's memory at time
+    ``t`` is the cache before the batch of step ``t``, already counted). With the fixes it is
+    MC-SF; its claimed optimality (J0 Thm 4.2) is false (DIGEST §8 T-5).
+    """
+
+    name = "j0-semi-online"
+
+
+class J0OnlineStochastic(MCSF):
+    """J0 §5.1 online stochastic Algorithm 2: MC-SF with online arrivals, with the same three
+    fixes as :class:`J0SemiOnline` (DIGEST §2.3)."""
+
+    name = "j0-online-stochastic"
+
+
 def greedy_prefix(view: StepView, order: Iterable[RequestView]) -> Decision:
     """For step policies: admit waiting requests in ``order`` while the look-ahead check (5)
     holds; stop at the first request that does not fit (J Algorithm 1, rule (6))."""
@@ -204,8 +237,62 @@ def greedy_prefix(view: StepView, order: Iterable[RequestView]) -> Decision:
 POLICIES: Registry[Callable[..., Policy | StepPolicy]] = Registry("policy", "llmopt.policies")
 POLICIES.register("mc-sf", "llmopt.policies:MCSF", "Memory-Constrained Shortest First (J Alg. 1)")
 POLICIES.register("fcfs", "llmopt.policies:FCFSLookahead", "FCFS with look-ahead check, MC-Benchmark (J Alg. 2)")
+POLICIES.register("mc-benchmark", "llmopt.policies:MCBenchmark", "MC-Benchmark (J App. C Alg. 2) = fcfs")
+POLICIES.register("j0-semi-online", "llmopt.policies:J0SemiOnline", "J0 semi-online Alg. 1, fixed (= mc-sf)")
+POLICIES.register("j0-online-stochastic", "llmopt.policies:J0OnlineStochastic",
+                  "J0 online stochastic Alg. 2, fixed (= mc-sf)")
+POLICIES.register("alpha-protection", "llmopt.protection:AlphaProtection",
+                  "vLLM-like alpha-protection greedy / beta-clearing (J §5.2); params alpha, beta=1, seed=0")
 
 
 def make_policy(name: str, **params: Any) -> Policy | StepPolicy:
     """Instantiate the registered policy ``name``."""
     return POLICIES.get(name)(**params)
+
+
+def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split a policy spec ``"name"`` or ``"name:key=value,key=value"`` into name and parameters.
+
+    Values are read as JSON scalars (``0.2`` → float, ``3`` → int, ``true``), else kept as
+    strings. Example: ``"alpha-protection:alpha=0.2,beta=0.1"``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is not ``key=value`` or a key repeats.
+    """
+    import json
+
+    name, _, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, raw = item.partition("=")
+            key = key.strip()
+            if not eq or not key:
+                raise ValueError(f"policy spec {spec!r}: parameter {item!r} is not key=value")
+            if key in params:
+                raise ValueError(f"policy spec {spec!r}: parameter {key!r} appears twice")
+            try:
+                params[key] = json.loads(raw)
+            except ValueError:
+                params[key] = raw.strip()
+    return name.strip(), params
+
+
+def make_policy_spec(spec: str, **extra: Any) -> Policy | StepPolicy:
+    """Instantiate a policy from a spec string (see :func:`parse_policy_spec`); ``extra``
+    parameters (e.g. a per-trial ``seed``) are added when the policy does not fix them."""
+    name, params = parse_policy_spec(spec)
+    factory = POLICIES.get(name)
+    if extra:
+        import inspect
+
+        try:
+            accepted: Any = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            accepted = {}
+        for key, value in extra.items():
+            if key in accepted and key not in params:
+                params[key] = value
+    return factory(**params)

@@ -473,6 +473,10 @@ def write_report(out_dir: str | Path, suite: Suite | None = None) -> pd.DataFram
         suite = Suite.from_dict(meta["suite"])
     check_folder_suite(meta, suite, out, settings=False)
     records, problems = read_trials(trials)
+    if suite.kind == "trace":
+        from llmopt.trace_report import write_trace_report
+
+        return write_trace_report(out, suite, meta, records)
     df = summarize(records, suite)
     df.to_csv(out / "summary.csv", index=False)
     md = _markdown(df, suite, meta, latest_records(records), problems)

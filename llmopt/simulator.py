@@ -55,6 +55,9 @@ __all__ = [
     "Decision",
     "SimulationError",
     "HiddenOutputError",
+    "EvictionLoopError",
+    "eviction_loop_error",
+    "DEFAULT_LOOP_LIMIT",
     "StepPolicyAdapter",
     "is_event_policy",
     "simulate",
@@ -76,6 +79,33 @@ class SimulationError(RuntimeError):
 
 class HiddenOutputError(SimulationError):
     """A policy read an output length its information model hides."""
+
+
+#: Loop guard: a run is stopped as an eviction loop once this many evictions happen with no
+#: request completing in between (see :class:`EvictionLoopError`).
+DEFAULT_LOOP_LIMIT = 10_000
+
+
+class EvictionLoopError(SimulationError):
+    """A policy keeps evicting and nothing completes: an (apparently) infinite eviction loop.
+
+    Raised when ``loop_limit`` evictions happen with no completion in between. For a
+    deterministic clearing policy with no arrivals left, two clearings of the same running
+    set with no completion between them already prove the loop (the state repeats); a
+    count is used because it also bounds randomised clearing (β < 1), where a repeated
+    state proves nothing (DIGEST §2.6). Attributes: ``t`` (step or iteration), ``evictions``
+    (total so far), ``completed`` (requests done), ``recomputed_tokens``, and ``partial``,
+    engine-specific state for reports (the continuous engine stores its partial schedule).
+    """
+
+    def __init__(self, message: str, *, t: int, evictions: int, completed: int, recomputed_tokens: int,
+                 partial: Any = None) -> None:
+        super().__init__(message)
+        self.t = t
+        self.evictions = evictions
+        self.completed = completed
+        self.recomputed_tokens = recomputed_tokens
+        self.partial = partial
 
 
 class RequestView:
@@ -192,6 +222,15 @@ class Decision:
     wake_at: int | None = None
 
 
+def eviction_loop_error(where: str, name: str, why: str, *, t: int, evictions: list[Eviction], done: int, n: int,
+                        partial: Any = None) -> EvictionLoopError:
+    """The :class:`EvictionLoopError` both engines raise when their loop guard trips."""
+    lost = sum(e.tokens_lost for e in evictions)
+    return EvictionLoopError(
+        f"{where}: policy {name!r} is in an eviction loop: {why}; {done}/{n} requests done, {lost} tokens recomputed",
+        t=t, evictions=len(evictions), completed=done, recomputed_tokens=lost, partial=partial)
+
+
 def is_event_policy(policy: Any) -> bool:
     """Whether ``policy`` follows the event-driven protocol (it has an ``on_arrival`` hook)."""
     return callable(getattr(policy, "on_arrival", None))
@@ -251,6 +290,7 @@ def simulate(
     *,
     visibility: Visibility = Visibility.FULL,
     max_steps: int | None = None,
+    loop_limit: int = DEFAULT_LOOP_LIMIT,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` and return the :class:`~llmopt.schedule.Schedule`.
 
@@ -265,6 +305,9 @@ def simulate(
     visibility : Visibility
     max_steps : int, optional
         Safety cap on the clock; default ``max a + 10·Σo + 1000``.
+    loop_limit : int
+        Evictions allowed with no completion in between before the run stops with
+        :class:`EvictionLoopError` (default :data:`DEFAULT_LOOP_LIMIT`).
 
     Returns
     -------
@@ -279,6 +322,8 @@ def simulate(
         one, asks to be woken in the past, overflows the memory, or stops making
         progress (requests wait, nothing runs and no wake-up is pending, or the clock
         passes ``max_steps``).
+    EvictionLoopError
+        If ``loop_limit`` evictions happen with no completion in between.
     HiddenOutputError
         If it reads an output length its information model hides.
     """
@@ -308,6 +353,7 @@ def simulate(
     evictions: list[Eviction] = []
     runs: list[tuple[int, int, int]] = []  # (start, end, prompt) of every run, aborted ones too
     done = nxt = 0
+    since_completion = 0  # evictions since the last completion (loop guard)
     t = origin
 
     while done < n:
@@ -323,6 +369,7 @@ def simulate(
             starts[i], done_at[i] = p, t
             runs.append((p, t, r.prompt))
             done += 1
+            since_completion = 0
             view = views[i]
             assert view is not None
             view._output = r.output  # revealed at completion whatever the visibility
@@ -352,6 +399,10 @@ def simulate(
                 evictions.append(Eviction(t, rid, t - p))
                 runs.append((p, t, reqs[i].prompt))
                 waiting.add(i)
+            since_completion += len(d.evict)
+            if since_completion > loop_limit:
+                raise eviction_loop_error(f"step {t}", name, f"{since_completion} evictions with no completion "
+                                          f"(limit {loop_limit})", t=t, evictions=evictions, done=done, n=n)
             for rid in d.start:
                 i = index.get(rid, -1)
                 if i not in waiting:
@@ -386,6 +437,10 @@ def simulate(
                 f"step {tau - 1}: policy {name!r} overflows memory at time {tau}: {base + tau * k} > M = {M}"
             )
         if t_next > max_steps:
+            if since_completion:
+                raise eviction_loop_error(f"step {t}", name, f"the clock passed its cap of {max_steps} steps with "
+                                          f"{since_completion} evictions since the last completion", t=t,
+                                          evictions=evictions, done=done, n=n)
             raise SimulationError(f"policy {name!r} made no progress by step {max_steps}")
         t = t_next
 

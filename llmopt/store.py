@@ -268,7 +268,8 @@ def _legacy_settings() -> dict[str, Any]:
     """Settings that folders written before they were recorded ran with (the field defaults)."""
     defaults = {f.name: f.default for f in dataclass_fields(Suite)}
     return {k: list(v) if isinstance(v, tuple) else v
-            for k, v in defaults.items() if k in ("formulation", "windows", "bounds", "upper_bounds")}
+            for k, v in defaults.items()
+            if k in ("formulation", "windows", "bounds", "upper_bounds", "kind", "cost_model", "loop_limit")}
 
 
 def check_folder_suite(meta: Mapping[str, Any], suite: Suite, folder: Path, *, settings: bool = True) -> None:

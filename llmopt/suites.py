@@ -171,6 +171,17 @@ class Suite:
         Reports list every task (instance and model size, status, OPT or incumbent,
         bound, gap, reference TEL, time) besides the per-workload summary; for suites of
         a few large instances such as ``ip-scaling``.
+    kind : {"hindsight", "trace"}
+        ``"hindsight"`` (default): discrete instances, policies against the hindsight
+        pipeline (:mod:`llmopt.experiment`). ``"trace"``: continuous-time instances from
+        real traces, policies (spec strings such as ``"alpha-protection:alpha=0.2"``) run
+        by the continuous engine with ``cost_model`` and compared by mean latency
+        (:mod:`llmopt.trace_experiment`); the hindsight fields are ignored.
+    cost_model : str
+        Registered cost model of a trace suite (:data:`llmopt.cost_model.COST_MODELS`).
+    loop_limit : int
+        Loop guard of a trace suite: evictions with no completion in between before a
+        run is stopped as an eviction loop.
     """
 
     name: str
@@ -187,6 +198,9 @@ class Suite:
     upper_bounds: tuple[str, ...] = DEFAULT_UPPER_BOUNDS
     paper: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     task_table: bool = False
+    kind: str = "hindsight"
+    cost_model: str = "llama2-70b-a100-tp2"
+    loop_limit: int = 10_000
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -230,6 +244,12 @@ class Suite:
             raise ValueError(f"suite {self.name!r}: search_evals must be an integer >= 0")
         if not isinstance(self.task_table, bool):
             raise ValueError(f"suite {self.name!r}: task_table must be true or false")
+        if self.kind not in ("hindsight", "trace"):
+            raise ValueError(f"suite {self.name!r}: kind must be 'hindsight' or 'trace', got {self.kind!r}")
+        if not isinstance(self.cost_model, str) or not self.cost_model:
+            raise ValueError(f"suite {self.name!r}: cost_model must be a non-empty string")
+        if isinstance(self.loop_limit, bool) or not isinstance(self.loop_limit, int) or self.loop_limit < 1:
+            raise ValueError(f"suite {self.name!r}: loop_limit must be an integer >= 1")
 
     def tasks(self) -> Iterator[Task]:
         """Every task, in suite order (entries in order, seeds in order)."""
@@ -274,6 +294,9 @@ class Suite:
             "windows": self.windows,
             "bounds": list(self.bounds),
             "upper_bounds": list(self.upper_bounds),
+            "kind": self.kind,
+            "cost_model": self.cost_model,
+            "loop_limit": self.loop_limit,
         }
 
     @classmethod
@@ -333,6 +356,9 @@ class Suite:
             "upper_bounds": list(self.upper_bounds),
             "paper": {k: dict(v) for k, v in self.paper.items()},
             "task_table": self.task_table,
+            "kind": self.kind,
+            "cost_model": self.cost_model,
+            "loop_limit": self.loop_limit,
         }
 
 
@@ -395,6 +421,81 @@ SUITES.register(
         task_table=True,
     ),
     "AM1 at fixed (M, n), 14 points up to n = 24, 600 s per IP (results/ip_scaling)",
+)
+
+
+# --- trace suites: J §5.2 (LMSYS, Llama2-70B on 2×A100, continuous time) ----------------------
+
+#: The LMSYS file of the J §5.2 reproductions (word counts, as in the papers): the 662k-row
+#: "input<257 & output<257" filter, whose prompt mean (42.8 words) is closest to the paper's
+#: (40.6); zero-length rows (63 prompts, 1,136 outputs) are dropped. See results/jaillet-lmsys/NOTES.md.
+LMSYS_TRACE = "lmsys_chat_1m_words_in256_out256.csv"
+
+
+def _alpha_spec(alpha: float, beta: float = 1.0) -> str:
+    return f"alpha-protection:alpha={alpha:g}" + ("" if beta == 1.0 else f",beta={beta:g}")
+
+
+#: J §5.2's algorithms: MC-SF, MC-Benchmark and the six α / β benchmark configurations.
+J52_POLICIES = ("mc-sf", "mc-benchmark", _alpha_spec(0.3), _alpha_spec(0.25), _alpha_spec(0.2, 0.2),
+                _alpha_spec(0.2, 0.1), _alpha_spec(0.1, 0.2), _alpha_spec(0.1, 0.1))
+_J_TABLE1 = {  # J Table 1 (L726–737): mean, std, max, min of the average latency (s) over 50 runs
+    "mc-sf": (32.112, 0.354, 33.097, 31.505),
+    "mc-benchmark": (46.472, 0.310, 47.135, 45.838),
+    _alpha_spec(0.3): (51.933, 0.324, 52.532, 51.204),
+    _alpha_spec(0.25): (51.046, 0.351, 51.757, 50.279),
+    _alpha_spec(0.2, 0.2): (50.401, 0.343, 51.035, 49.700),
+    _alpha_spec(0.2, 0.1): (50.395, 0.360, 51.083, 49.586),
+    _alpha_spec(0.1, 0.2): (53.393, 1.457, 56.357, 49.488),
+    _alpha_spec(0.1, 0.1): (50.862, 0.946, 53.978, 49.086),
+}
+
+
+def _sweep_policies() -> tuple[str, ...]:
+    """J52 policies, the α-greedy grid 0.01…0.40 (step 0.01) for the smallest loop-free α, α sweeps
+    with β ∈ {0.1, 0.2} (Figures 7 / 10) and β sweeps with α ∈ {0.1, 0.2} (Figures 8 / 11)."""
+    specs = list(J52_POLICIES)
+    specs += [_alpha_spec(round(0.01 * i, 2)) for i in range(1, 41)]
+    alphas = (0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.18, 0.2, 0.22, 0.25, 0.3)
+    specs += [_alpha_spec(a, b) for b in (0.1, 0.2) for a in alphas]
+    betas = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+    specs += [_alpha_spec(a, b) for a in (0.1, 0.2) for b in betas]
+    return tuple(dict.fromkeys(specs))
+
+
+SUITES.register(
+    "jaillet-table1",
+    Suite(
+        name="jaillet-table1",
+        description="Jaillet et al. Table 1 reproduction: 1,000 LMSYS requests, Poisson λ = 50 /s, "
+                    "Llama2-70B on 2×A100 cost model, M = 16,492; 50 runs (requests, arrivals and "
+                    "β randomness resampled per seed)",
+        workloads=(WorkloadSpec("trace", tuple(range(50)),
+                                {"trace": LMSYS_TRACE, "format": "lmsys", "n": 1000, "rate": 50,
+                                 "on_bad_row": "drop"}, "lmsys n=1000 λ=50"),),
+        policies=J52_POLICIES,
+        paper={"lmsys n=1000 λ=50": {p: dict(zip(("mean", "std", "max", "min"), v)) for p, v in _J_TABLE1.items()}},
+        kind="trace",
+    ),
+    "J Table 1: 1,000 LMSYS requests at λ = 50, 8 algorithms, 50 runs (about 1 min on 2 cores)",
+)
+SUITES.register(
+    "jaillet-lmsys",
+    Suite(
+        name="jaillet-lmsys",
+        description="Jaillet et al. §5.2 reproduction: 10,000 LMSYS requests, Poisson λ = 50 /s (high demand) "
+                    "and λ = 10 /s (low demand), Llama2-70B on 2×A100 cost model, M = 16,492: the 8 algorithms, "
+                    "the α-greedy grid for the smallest loop-free α, α and β sweeps (Figures 6–11)",
+        workloads=tuple(
+            WorkloadSpec("trace", (0,), {"trace": LMSYS_TRACE, "format": "lmsys", "n": 10_000, "rate": rate,
+                                         "on_bad_row": "drop"}, f"lmsys n=10000 λ={rate}")
+            for rate in (50, 10)
+        ),
+        policies=_sweep_policies(),
+        paper={"lmsys n=10000 λ=50": {"smallest_alpha": 0.21}, "lmsys n=10000 λ=10": {"smallest_alpha": 0.24}},
+        kind="trace",
+    ),
+    "J §5.2: 10,000 LMSYS requests at λ = 50 and 10, α grid and α/β sweeps (a few minutes)",
 )
 
 

@@ -62,6 +62,8 @@ def jaillet_am2(
 WORKLOADS: Registry[Callable[..., Instance]] = Registry("workload", "llmopt.workloads")
 WORKLOADS.register("jaillet-am1", "llmopt.workloads:jaillet_am1", "J §5.1 Arrival Model 1 (all at t=0)")
 WORKLOADS.register("jaillet-am2", "llmopt.workloads:jaillet_am2", "J §5.1 Arrival Model 2 (Poisson arrivals)")
+WORKLOADS.register("trace", "llmopt.trace_experiment:trace_workload",
+                   "n requests sampled from a real trace file; Poisson arrivals or its timestamps (continuous time)")
 
 
 def make_instance(workload: str, seed: int, **params) -> Instance:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from llmopt import conformance
@@ -13,6 +15,7 @@ REG = registries()
 
 
 CHECKS = conformance.CHECKS
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def test_every_registry_has_a_check():
@@ -21,6 +24,8 @@ def test_every_registry_has_a_check():
 
 @pytest.mark.parametrize(("kind", "name"), [(k, n) for k in CHECKS for n in REG[k].names()])
 def test_registered_item_conforms(kind, name):
+    if kind == "workload" and name == "trace" and not (DATA / "traces").is_dir():
+        pytest.skip(f"the trace workload reads the staged data, not found at {DATA}")
     assert CHECKS[kind](name) == []
 
 

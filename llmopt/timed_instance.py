@@ -1,0 +1,230 @@
+"""Continuous-time instances: arrivals in seconds (DESIGN §2, real traces).
+
+A :class:`TimedInstance` is the continuous-time sibling of
+:class:`llmopt.instance.Instance`: the same validated, immutable requests (prompt
+``s >= 1``, output ``o >= 1``, ``s + o <= M``), but arrivals are real numbers of seconds
+(``>= 0`` and finite). It is what the trace loaders produce and what the continuous
+engine (:mod:`llmopt.continuous`) runs. The discrete commands (``solve``, the IP and its
+bounds) need integer steps; they reject a timed instance with a message that says so
+instead of rounding its clock silently.
+
+The JSON form is the discrete one plus ``"clock": "seconds"``::
+
+    {"clock": "seconds", "M": 16492, "name": "lmsys n=1000 rate=50 seed=0",
+     "requests": [{"id": "r0", "arrival": 0.0213, "prompt": 42, "output": 117}, ...]}
+
+Errors name the file, the request index and the field (DESIGN §4 inv. 4).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llmopt.instance import (
+    MAX_VALUE,
+    Instance,
+    InstanceError,
+    _as_int,
+    _unknown_fields,
+    instance_from_dict,
+    read_json_file,
+    validate_requests,
+)
+
+__all__ = [
+    "CLOCK_SECONDS",
+    "TimedRequest",
+    "TimedInstance",
+    "timed_instance_from_dict",
+    "timed_instance_to_dict",
+    "load_timed_instance",
+    "save_timed_instance",
+    "load_any_instance",
+    "is_timed_file_dict",
+]
+
+CLOCK_SECONDS = "seconds"
+_REQUEST_FIELDS = ("id", "arrival", "prompt", "output")
+_TOP_FIELDS = ("clock", "M", "name", "requests")
+
+
+@dataclass(frozen=True, slots=True)
+class TimedRequest:
+    """One request of a continuous-time instance.
+
+    Attributes
+    ----------
+    id : str
+    arrival : float
+        Arrival time in seconds (``>= 0``, finite).
+    prompt : int
+        Prompt size ``s_i`` in tokens.
+    output : int
+        Output length ``o_i`` in tokens (iterations once started).
+    """
+
+    id: str
+    arrival: float
+    prompt: int
+    output: int
+
+    def __post_init__(self) -> None:
+        where = f"request {self.id!r}"
+        if not isinstance(self.id, str) or not self.id:
+            raise InstanceError(f"request {self.id!r}: field 'id' must be a non-empty string")
+        a = self.arrival
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
+            raise InstanceError(f"{where}: field 'arrival' must be a finite number of seconds >= 0, got {a!r}")
+        object.__setattr__(self, "arrival", float(a))
+        for name in ("prompt", "output"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InstanceError(f"{where}: field '{name}' must be an integer, got {value!r}")
+            if value < 1:
+                raise InstanceError(f"{where}: field '{name}' must be >= 1, got {value}")
+            if value > MAX_VALUE:
+                raise InstanceError(f"{where}: field '{name}' is {value}, above 2^53 - 1")
+
+    @property
+    def peak(self) -> int:
+        """KV-cache usage at completion, ``s_i + o_i``."""
+        return self.prompt + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class TimedInstance:
+    """A validated, immutable continuous-time instance (arrivals in seconds).
+
+    Parameters
+    ----------
+    M : int
+        KV-cache capacity in tokens.
+    requests : tuple of TimedRequest
+        In file order; ids unique.
+    name : str, optional
+
+    Raises
+    ------
+    InstanceError
+        On duplicate ids, invalid values, or a request with ``s + o > M``.
+    """
+
+    M: int
+    requests: tuple[TimedRequest, ...]
+    name: str = ""
+    _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        validate_requests(self, TimedRequest)
+
+    @property
+    def n(self) -> int:
+        return len(self.requests)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def position(self, request_id: str) -> int:
+        try:
+            return self._index[request_id]
+        except KeyError:
+            raise KeyError(f"no request with id {request_id!r}") from None
+
+    def by_id(self, request_id: str) -> TimedRequest:
+        return self.requests[self.position(request_id)]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.requests)
+
+    @property
+    def total_output(self) -> int:
+        return sum(r.output for r in self.requests)
+
+    def with_M(self, M: int) -> TimedInstance:
+        """The same requests under another capacity (validated again)."""
+        return TimedInstance(M, self.requests, self.name)
+
+
+def is_timed_file_dict(data: Any) -> bool:
+    """Whether a parsed instance file declares ``"clock": "seconds"``."""
+    return isinstance(data, dict) and data.get("clock") == CLOCK_SECONDS
+
+
+def _as_seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InstanceError(f"{where}: field 'arrival' must be a finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def timed_instance_from_dict(data: Any, source: str = "<dict>") -> TimedInstance:
+    """Parse the JSON object form (``"clock": "seconds"`` required)."""
+    if not isinstance(data, dict):
+        raise InstanceError(f"{source}: top level must be an object with 'clock', 'M' and 'requests'")
+    _unknown_fields(data, _TOP_FIELDS, source)
+    if data.get("clock") != CLOCK_SECONDS:
+        raise InstanceError(f"{source}: field 'clock' must be {CLOCK_SECONDS!r} for a continuous-time instance, "
+                            f"got {data.get('clock')!r}")
+    if "M" not in data:
+        raise InstanceError(f"{source}: missing field 'M'")
+    M = _as_int(data["M"], source, "M")
+    raw = data.get("requests")
+    if not isinstance(raw, list):
+        raise InstanceError(f"{source}: field 'requests' must be a list")
+    reqs = []
+    for pos, item in enumerate(raw):
+        where = f"{source}: request #{pos}"
+        if not isinstance(item, dict):
+            raise InstanceError(f"{where}: must be an object")
+        _unknown_fields(item, _REQUEST_FIELDS, where)
+        for key in ("arrival", "prompt", "output"):
+            if key not in item:
+                raise InstanceError(f"{where}: missing field '{key}'")
+        rid = item.get("id", f"r{pos}")
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            raise InstanceError(f"{where}: field 'id' must be a string, got {rid!r}")
+        try:
+            prompt, output = _as_int(item["prompt"], where, "prompt"), _as_int(item["output"], where, "output")
+            reqs.append(TimedRequest(str(rid), _as_seconds(item["arrival"], where), prompt, output))
+        except InstanceError as exc:
+            msg = str(exc)
+            raise InstanceError(msg if msg.startswith(source) else f"{where}: {msg}") from None
+    try:
+        return TimedInstance(M=M, requests=tuple(reqs), name=str(data.get("name", "")))
+    except InstanceError as exc:
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def timed_instance_to_dict(instance: TimedInstance) -> dict[str, Any]:
+    """The JSON object form of ``instance`` (inverse of :func:`timed_instance_from_dict`)."""
+    out: dict[str, Any] = {"clock": CLOCK_SECONDS, "M": instance.M}
+    if instance.name:
+        out["name"] = instance.name
+    out["requests"] = [
+        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output} for r in instance.requests
+    ]
+    return out
+
+
+def load_timed_instance(path: str | Path) -> TimedInstance:
+    """Read a continuous-time instance file (errors name file, request and field)."""
+    p, data = read_json_file(path)
+    return timed_instance_from_dict(data, source=str(p))
+
+
+def load_any_instance(path: str | Path) -> Instance | TimedInstance:
+    """Read a discrete or a continuous-time instance file, whichever it declares."""
+    p, data = read_json_file(path)
+    if is_timed_file_dict(data):
+        return timed_instance_from_dict(data, source=str(p))
+    return instance_from_dict(data, source=str(p))
+
+
+def save_timed_instance(instance: TimedInstance, path: str | Path) -> None:
+    """Write ``instance`` as JSON (arrivals with full float precision)."""
+    Path(path).write_text(json.dumps(timed_instance_to_dict(instance), indent=1) + "\n")
