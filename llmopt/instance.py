@@ -32,7 +32,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 __all__ = [
     "MAX_VALUE",
@@ -45,6 +45,8 @@ __all__ = [
     "instance_to_dict",
 ]
 
+
+R = TypeVar("R")
 
 #: Largest value of any field: every integer up to it is exact in double precision.
 MAX_VALUE = 2**53 - 1
@@ -127,8 +129,45 @@ class Request:
         return self.prompt + self.output
 
 
+class RequestIndex(Generic[R]):
+    """Lookups shared by :class:`Instance` and :class:`~llmopt.timed_instance.TimedInstance`
+    (both hold ``requests`` and the id index ``_index`` that :func:`validate_requests` sets)."""
+
+    __slots__ = ()
+    requests: tuple[R, ...]
+    _index: Mapping[str, int]
+
+    @property
+    def n(self) -> int:
+        """Number of requests."""
+        return len(self.requests)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def position(self, request_id: str) -> int:
+        """Index of ``request_id`` in :attr:`requests`."""
+        try:
+            return self._index[request_id]
+        except KeyError:
+            raise KeyError(f"no request with id {request_id!r}") from None
+
+    def by_id(self, request_id: str) -> R:
+        """The request named ``request_id``."""
+        return self.requests[self.position(request_id)]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.requests)  # type: ignore[attr-defined]
+
+    @property
+    def total_output(self) -> int:
+        """``Σ o_i``: the TEL of a schedule with no waiting at all."""
+        return sum(r.output for r in self.requests)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, slots=True)
-class Instance:
+class Instance(RequestIndex[Request]):
     """A validated, immutable scheduling instance.
 
     Parameters
@@ -153,34 +192,6 @@ class Instance:
 
     def __post_init__(self) -> None:
         validate_requests(self, Request)
-
-    @property
-    def n(self) -> int:
-        """Number of requests."""
-        return len(self.requests)
-
-    def __len__(self) -> int:
-        return len(self.requests)
-
-    def position(self, request_id: str) -> int:
-        """Index of ``request_id`` in :attr:`requests`."""
-        try:
-            return self._index[request_id]
-        except KeyError:
-            raise KeyError(f"no request with id {request_id!r}") from None
-
-    def by_id(self, request_id: str) -> Request:
-        """The request named ``request_id``."""
-        return self.requests[self.position(request_id)]
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(r.id for r in self.requests)
-
-    @property
-    def total_output(self) -> int:
-        """``Σ o_i``: the TEL of a schedule with no waiting at all."""
-        return sum(r.output for r in self.requests)
 
     @classmethod
     def from_tuples(

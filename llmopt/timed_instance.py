@@ -29,6 +29,7 @@ from llmopt.instance import (
     MAX_VALUE,
     Instance,
     InstanceError,
+    RequestIndex,
     _as_int,
     _unknown_fields,
     instance_from_dict,
@@ -97,7 +98,7 @@ class TimedRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class TimedInstance:
+class TimedInstance(RequestIndex[TimedRequest]):
     """A validated, immutable continuous-time instance (arrivals in seconds).
 
     Parameters
@@ -122,44 +123,10 @@ class TimedInstance:
     def __post_init__(self) -> None:
         validate_requests(self, TimedRequest)
 
-    @property
-    def n(self) -> int:
-        return len(self.requests)
-
-    def __len__(self) -> int:
-        return len(self.requests)
-
-    def position(self, request_id: str) -> int:
-        try:
-            return self._index[request_id]
-        except KeyError:
-            raise KeyError(f"no request with id {request_id!r}") from None
-
-    def by_id(self, request_id: str) -> TimedRequest:
-        return self.requests[self.position(request_id)]
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(r.id for r in self.requests)
-
-    @property
-    def total_output(self) -> int:
-        return sum(r.output for r in self.requests)
-
-    def with_M(self, M: int) -> TimedInstance:
-        """The same requests under another capacity (validated again)."""
-        return TimedInstance(M, self.requests, self.name)
-
 
 def is_timed_file_dict(data: Any) -> bool:
     """Whether a parsed instance file declares ``"clock": "seconds"``."""
     return isinstance(data, dict) and data.get("clock") == CLOCK_SECONDS
-
-
-def _as_seconds(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InstanceError(f"{where}: field 'arrival' must be a finite number of seconds, got {value!r}")
-    return float(value)
 
 
 def timed_instance_from_dict(data: Any, source: str = "<dict>") -> TimedInstance:
@@ -190,7 +157,7 @@ def timed_instance_from_dict(data: Any, source: str = "<dict>") -> TimedInstance
             raise InstanceError(f"{where}: field 'id' must be a string, got {rid!r}")
         try:
             prompt, output = _as_int(item["prompt"], where, "prompt"), _as_int(item["output"], where, "output")
-            reqs.append(TimedRequest(str(rid), _as_seconds(item["arrival"], where), prompt, output))
+            reqs.append(TimedRequest(str(rid), item["arrival"], prompt, output))
         except InstanceError as exc:
             msg = str(exc)
             raise InstanceError(msg if msg.startswith(source) else f"{where}: {msg}") from None
