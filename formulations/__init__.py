@@ -14,6 +14,7 @@ The protocol (:class:`Formulation`) — a class whose instances have::
     encode(instance, model, starts) -> ndarray          # optional: a warm start
     estimate(instance, windows) -> ModelSize            # optional: size before building
     describe(instance, model) -> dict                   # optional: facts for reports
+    accepts(instance) -> str | None                     # optional: why it cannot model an instance
 
 Registered lazily in :data:`FORMULATIONS` (the registry holds classes, instantiated with
 no arguments); third-party formulations join through the entry-point group
@@ -55,6 +56,10 @@ FORMULATIONS.register(
 FORMULATIONS.register(
     "hindsight-ip-binary", "llmopt.formulations.hindsight_ip:HindsightIPBinary",
     "J §3 hindsight IP (1)-(4) verbatim, one binary per request and start",
+)
+FORMULATIONS.register(
+    "wang-ip", "llmopt.formulations.wang_ip:WangIP",
+    "W §6 IP (4)-(7) (all arrivals at 0; its LP relaxation is Relax-LP (8)-(11))",
 )
 
 

@@ -19,6 +19,11 @@ Providers:
 ``lp``
     LP relaxation of the hindsight IP (1)–(4) solved by any solver with LP duals; the
     memory-row duals give ``λ``.
+``wang-relax-lp``
+    W's Relax-LP (8)–(11) built from W's own formulation (common arrival only).
+``lp-colgen``
+    The same LP by column generation (:mod:`llmopt.colgen`), for instances whose LP
+    cannot be written down (W §7, traces); memory rows bucketed at scale.
 ``dual-lp``
     The explicit dual (22)–(24) solved as an LP; its ``λ`` columns are the certificate.
 ``closed-form-dual``
@@ -38,6 +43,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -173,14 +179,15 @@ def _windows(instance: Instance, ctx: BoundContext) -> StartWindows:
     return start_windows(instance, report.tel)
 
 
-def _too_large(name: str, instance: Instance, windows: StartWindows, ctx: BoundContext, t0: float
-               ) -> BoundResult | None:
-    """A ``value=None`` result if the hindsight LP over ``windows`` exceeds ``ctx.max_nnz``."""
+def _too_large(name: str, instance: Instance, windows: StartWindows, ctx: BoundContext, t0: float,
+               estimate: Callable[[Instance, StartWindows], Any] | None = None) -> BoundResult | None:
+    """A ``value=None`` result if the LP over ``windows`` exceeds ``ctx.max_nnz`` (size from
+    ``estimate``, default the hindsight IP's with identical requests merged)."""
     from llmopt.formulations.hindsight_ip import estimate_size
 
     if ctx.max_nnz is None:
         return None
-    size = estimate_size(instance, windows)
+    size = (estimate or estimate_size)(instance, windows)
     if size.nnz <= ctx.max_nnz:
         return None
     return _no_bound(name, f"skipped: {ModelTooLarge('its LP', size, ctx.max_nnz)}", t0)
@@ -202,7 +209,9 @@ def _no_bound(name: str, why: str, t0: float) -> BoundResult:
 
 
 def _solve_lp(name: str, instance: Instance, ctx: BoundContext, build: Callable[[Instance, StartWindows],
-              CanonicalModel], *needs: Capability) -> tuple[CanonicalModel, SolveResult, str] | BoundResult:
+              CanonicalModel], *needs: Capability,
+              estimate: Callable[[Instance, StartWindows], Any] | None = None
+              ) -> tuple[CanonicalModel, SolveResult, str] | BoundResult:
     """Build an LP over the context's windows (unless too large) and solve it with any available
     solver that has ``needs``. Returns ``(model, result, solver)``, or a value-less
     :class:`BoundResult` saying why there is none."""
@@ -213,7 +222,7 @@ def _solve_lp(name: str, instance: Instance, ctx: BoundContext, build: Callable[
     if solver is None:
         return _no_bound(name, "no available solver" + (f" with {', '.join(map(str, needs))}" if needs else ""), t0)
     windows = _windows(instance, ctx)
-    skipped = _too_large(name, instance, windows, ctx, t0)
+    skipped = _too_large(name, instance, windows, ctx, t0, estimate)
     if skipped is not None:
         return skipped
     model = build(instance, windows)
@@ -225,31 +234,89 @@ def _solve_lp(name: str, instance: Instance, ctx: BoundContext, build: Callable[
     return model, res, solver
 
 
-def lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
-    """LP-relaxation bound of the hindsight IP (1)–(4), certified by its memory-row duals.
+def _relaxation_bound(name: str, instance: Instance, ctx: BoundContext, ip: Callable[[Instance, StartWindows],
+                      CanonicalModel], what: str, t0: float,
+                      estimate: Callable[[Instance, StartWindows], Any] | None = None) -> BoundResult:
+    """Solve the LP relaxation of the IP ``ip`` builds and certify its memory-row duals.
 
-    The LP is built over the context's windows; the columns' upper bounds ``x <= |c|`` are
-    dropped before solving: they are implied by the assignment rows and ``x >= 0``, so the
-    LP is unchanged, and without them the row duals alone form a dual-feasible solution
-    (no reduced cost hides in a bound). The solver is any available one with LP duals.
-    """
-    from llmopt.formulations.hindsight_ip import formulate
-
-    ctx = ctx or BoundContext()
-    t0 = time.perf_counter()
+    The columns' upper bounds ``x <= |c|`` are dropped before solving: they are implied by the
+    assignment rows and ``x >= 0``, so the LP is unchanged, and without them the row duals
+    alone form a dual-feasible solution (no reduced cost hides in a bound)."""
 
     def build(inst: Instance, windows: StartWindows) -> CanonicalModel:
-        model = formulate(inst, windows).relax()
+        model = ip(inst, windows).relax()
         return replace(model, col_upper=np.full(model.n_cols, np.inf))
 
-    solved = _solve_lp("lp", instance, ctx, build, Capability.LP_DUALS)
+    solved = _solve_lp(name, instance, ctx, build, Capability.LP_DUALS, estimate=estimate)
     if isinstance(solved, BoundResult):
         return solved
     model, res, solver = solved
     if res.duals is None or res.objective is None:
-        return _no_bound("lp", f"{solver} returned no duals", t0)
+        return _no_bound(name, f"{solver} returned no duals", t0)
     lam = lambda_from_lp_duals(model, res.duals)
-    return _certify("lp", "lp-dual-checked", instance, lam, ctx, res.objective, f"LP optimum ({solver})", t0)
+    return _certify(name, "lp-dual-checked", instance, lam, ctx, res.objective, f"{what} ({solver})", t0)
+
+
+def lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """LP-relaxation bound of the hindsight IP (1)–(4), certified by its memory-row duals.
+
+    The LP is built over the context's windows (see :func:`_relaxation_bound` for the column
+    bounds). The solver is any available one with LP duals.
+    """
+    from llmopt.formulations.hindsight_ip import formulate
+
+    return _relaxation_bound("lp", instance, ctx or BoundContext(), formulate, "LP optimum", time.perf_counter())
+
+
+def wang_relax_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """W's Relax-LP (8)–(11): the LP relaxation of :class:`~llmopt.formulations.wang_ip.WangIP`.
+
+    Built from W's formulation (one column per request and start, no merging of identical
+    requests) and certified like ``lp``; on an instance with a common arrival it has the
+    same value as ``lp`` (W's IP is J's with ``a_i = 0``). Refused, with the reason in
+    ``detail``, for arrivals over time.
+    """
+    from llmopt.formulations.wang_ip import WangIP, common_arrival_problem
+
+    t0 = time.perf_counter()
+    why = common_arrival_problem(instance, "Relax-LP (8)-(11)")
+    if why is not None:
+        return _no_bound("wang-relax-lp", f"skipped: {why}", t0)
+    form = WangIP()
+    return _relaxation_bound("wang-relax-lp", instance, ctx or BoundContext(), form.build, "Relax-LP optimum", t0,
+                             estimate=form.estimate)
+
+
+def lp_colgen_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
+    """The LP relaxation at trace scale, by column generation (:mod:`llmopt.colgen`).
+
+    The master is seeded with the context's verified schedule (else MC-SF's). Memory rows are
+    aggregated over buckets of ``Δ`` times, ``Δ`` chosen as for Sorted-LP
+    (:func:`llmopt.colgen.choose_bucket`, ``Δ = 1`` — the exact LP — for short horizons).
+    Whatever the stop (optimal, time limit), the last multipliers certify
+    ``bound(λ)`` through the checker: a bucket row weighted by ``μ_b`` is every time row of
+    the bucket weighted by ``μ_b``, so the claim is a Lagrangian value of the time-indexed LP.
+    Dominance of the LP values (proved by inclusion of their feasible sets): the LP over the
+    pipeline's windows (``lp``) ``>=`` the LP over the full windows (this stage's LP with
+    ``Δ = 1``, up to the column-generation tolerance) ``>=`` the bucketed LP (``Δ > 1``). The
+    *reported* values are the checker's, over the windows it certifies itself, so they can
+    order differently; each is valid.
+    """
+    from llmopt.colgen import solve_lp_auto
+
+    ctx = ctx or BoundContext()
+    t0 = time.perf_counter()
+    if instance.n == 0:
+        return _no_bound("lp-colgen", "no requests", t0)
+    limit = ctx.time_limit
+    if ctx.deadline is not None:
+        left = max(0.0, ctx.deadline - time.perf_counter())
+        limit = left if limit is None else min(limit, left)
+    res, delta = solve_lp_auto(instance, initial_starts=ctx.upper_bound_starts, time_limit=limit)
+    if res.bound is None:
+        return _no_bound("lp-colgen", f"column generation failed: {res.message}", t0)
+    return _certify("lp-colgen", "lp-dual-checked", instance, (res.lam_times, res.lam_values), ctx, res.bound,
+                    f"Lagrangian bound (colgen, Δ={delta}, {res.status}, {res.rounds} rounds)", t0)
 
 
 def dual_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
@@ -350,4 +417,8 @@ BOUNDS.register(
     "llmopt.bounds:closed_form_dual_bound",
     "J App. B.3 closed-form dual (25)-(27), identical requests at 0, exact sum",
 )
+BOUNDS.register("wang-relax-lp", "llmopt.bounds:wang_relax_lp_bound",
+                "W Relax-LP (8)-(11) (common arrival), certified by its duals")
+BOUNDS.register("lp-colgen", "llmopt.bounds:lp_colgen_bound",
+                "time-indexed LP by column generation (rows bucketed at scale), certified by its multipliers")
 BOUNDS.register("sum-of-outputs", "llmopt.bounds:sum_of_outputs_bound", "TEL >= Σ o_i")

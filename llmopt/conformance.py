@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from llmopt.checker import check_schedule
-from llmopt.instance import Instance
+from llmopt.instance import Instance, InstanceError
 from llmopt.model import Block, CanonicalModel
 from llmopt.registry import Registry
 from llmopt.result import SolveStatus
@@ -193,7 +193,11 @@ def check_formulation(name: str) -> list[str]:
     """Formulation ``name`` follows :class:`llmopt.formulations.Formulation`: on each reference
     instance, with horizon windows and with windows from MC-SF's schedule, it builds a
     :class:`CanonicalModel` whose LP relaxation is at most OPT, and whose MIP solution
-    decodes to a schedule the checker accepts — with TEL = OPT if the formulation is ``exact``."""
+    decodes to a schedule the checker accepts — with TEL = OPT if the formulation is ``exact``.
+
+    A formulation with a restricted domain declares it with ``accepts(instance) -> str | None``
+    (why it cannot model the instance, or ``None``): on an instance it declines, ``build`` must
+    raise :class:`~llmopt.instance.InstanceError`, and it must accept at least one reference instance."""
     from llmopt.formulations import make_formulation
     from llmopt.solvers import Capability, get_solver, pick_solver
     from llmopt.windows import start_windows
@@ -207,8 +211,22 @@ def check_formulation(name: str) -> list[str]:
     if solver is None:
         return [f"formulation {name!r}: no available MIP solver to check it with"]
     mip = get_solver(solver)
+    accepts = getattr(form, "accepts", None)
+    accepted = 0
     for label, (inst, opt) in reference_instances().items():
         ub = check_schedule(inst, _mcsf_starts(inst)).tel
+        why = accepts(inst) if accepts is not None else None
+        if why is not None:
+            try:
+                form.build(inst, start_windows(inst))
+                problems.append(f"formulation {name!r} declines {label} ({why}) but builds a model for it")
+            except InstanceError:
+                pass
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on declined {label}: {type(exc).__name__} "
+                                "instead of InstanceError")
+            continue
+        accepted += 1
         for win in (start_windows(inst), start_windows(inst, ub)):
             try:
                 model = form.build(inst, win)
@@ -238,6 +256,8 @@ def check_formulation(name: str) -> list[str]:
             elif getattr(form, "exact", False) and res.status is SolveStatus.OPTIMAL and report.tel != opt:
                 problems.append(f"formulation {name!r} on {label}: declared exact, "
                                 f"optimum TEL {report.tel} != OPT {opt}")
+    if accepted == 0:
+        problems.append(f"formulation {name!r} declines every reference instance; nothing could be checked")
     return problems
 
 

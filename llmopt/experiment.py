@@ -28,10 +28,16 @@ from typing import Any
 from llmopt.store import RecordError, plain_record
 from llmopt.suites import Suite, Task
 
-__all__ = ["run_task", "resolve_workload", "TIMING_FIELDS"]
+__all__ = ["run_task", "resolve_workload", "TIMING_FIELDS", "is_timing_field"]
 
 TIMING_FIELDS = ("runtime_s", "hindsight_runtime_s", "hindsight_stage_s")
-"""Record fields that vary from run to run; every other field is deterministic."""
+"""Record fields that vary from run to run; with the per-policy ``sim_s_*`` times
+(:func:`is_timing_field`), every other field is deterministic."""
+
+
+def is_timing_field(name: str) -> bool:
+    """Whether record field ``name`` is a wall-clock time (varies from run to run)."""
+    return name in TIMING_FIELDS or name.startswith("sim_s_")
 
 _MODEL_STATS = ("cols", "int_cols", "rows", "nnz", "horizon", "windows", "classes", "formulation")
 
@@ -71,6 +77,7 @@ def _blank_record(suite: Suite, task: Task) -> dict[str, Any]:
     for p in suite.policies:
         rec[f"tel_{p}"] = None
         rec[f"verified_{p}"] = None
+        rec[f"sim_s_{p}"] = None
     rec.update({
         "tel": None,
         "opt": None,
@@ -122,24 +129,27 @@ def _hindsight(instance: Any, suite: Suite, seed: int, schedules: Mapping[str, A
         threads=1,
         seed=seed,
         search_evals=suite.search_evals,
+        max_nnz=suite.max_nnz,
         schedules=schedules,
     )
 
 
 def _simulate_policies(instance: Any, suite: Suite, rec: dict[str, Any]) -> dict[str, Any]:
     from llmopt.checker import check_schedule
-    from llmopt.policies import make_policy
+    from llmopt.policies import make_policy_spec
     from llmopt.simulator import simulate
 
     warnings: list[str] = rec["warnings"]
     simulated = {}
     for p in suite.policies:
+        t0 = time.perf_counter()
         try:
-            sched = simulate(instance, make_policy(p))
+            sched = simulate(instance, make_policy_spec(p, seed=rec["seed"]))
         except Exception as exc:  # one failing policy must not cost the others or the OPT solve
             rec[f"verified_{p}"] = False
             warnings.append(f"policy {p}: {type(exc).__name__}: {exc}")
             continue
+        rec[f"sim_s_{p}"] = round(time.perf_counter() - t0, 3)
         simulated[p] = sched
         report = check_schedule(instance, sched.starts, evictions=sched.evictions)
         verified = bool(report.ok) and report.tel == sched.tel

@@ -243,6 +243,18 @@ POLICIES.register("j0-online-stochastic", "llmopt.policies:J0OnlineStochastic",
                   "J0 online stochastic Alg. 2, fixed (= mc-sf)")
 POLICIES.register("alpha-protection", "llmopt.protection:AlphaProtection",
                   "vLLM-like alpha-protection greedy / beta-clearing (J §5.2); params alpha, beta=1, seed=0")
+POLICIES.register("sorted-f", "llmopt.sorted_f:SortedF",
+                  "Sorted-F (W Alg. 1); params phase1=swap|quantile|dp|scaled-dp|brute-force, seed=0, eps=0.1, B")
+POLICIES.register("sorted-f-dp", "llmopt.sorted_f:SortedFDP", "Sorted-F with exact-DP Phase 1 (W Alg. 1 + 2)")
+POLICIES.register("sorted-f-scaled-dp", "llmopt.sorted_f:SortedFScaledDP",
+                  "Sorted-F with scaled-DP Phase 1 (W Alg. 1 + 3); params eps=0.1, B")
+POLICIES.register("sorted-f-swap", "llmopt.sorted_f:SortedFSwap", "Sorted-F (Swap): local swap Phase 1 (W Alg. 1 + 4)")
+POLICIES.register("sorted-f-quantile", "llmopt.sorted_f:SortedFQuantile",
+                  "Sorted-F (quantile): quantile greedy Phase 1 (W Alg. 1 + 5); param seed=0")
+POLICIES.register("sorted-lp", "llmopt.lp_policies:SortedLP",
+                  "Sorted-LP (W Alg. 6): order by Relax-LP expected start; params bucket=auto|Δ, time_limit")
+POLICIES.register("lp-swap", "llmopt.lp_policies:LPSwap",
+                  "LP-Swap (W Alg. 7): LP-ordered batches improved by local swaps; params bucket, time_limit")
 
 
 def make_policy(name: str, **params: Any) -> Policy | StepPolicy:

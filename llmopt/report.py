@@ -476,10 +476,25 @@ def write_report(out_dir: str | Path, suite: Suite | None = None) -> pd.DataFram
     if suite.kind == "trace":
         from llmopt.trace_report import write_trace_report
 
-        return write_trace_report(out, suite, meta, records)
-    df = summarize(records, suite)
-    df.to_csv(out / "summary.csv", index=False)
-    md = _markdown(df, suite, meta, latest_records(records), problems)
-    (out / "summary.md").write_text(md, encoding="utf-8")
-    plot_ratio_hist(records, suite, out / "ratio_hist.png")
+        df = write_trace_report(out, suite, meta, records)
+    else:
+        df = summarize(records, suite)
+        df.to_csv(out / "summary.csv", index=False)
+        md = _markdown(df, suite, meta, latest_records(records), problems)
+        (out / "summary.md").write_text(md, encoding="utf-8")
+        plot_ratio_hist(records, suite, out / "ratio_hist.png")
+    _extra_report(out, suite, records)
     return df
+
+
+def _extra_report(out: Path, suite: Suite, records: list[dict[str, Any]]) -> None:
+    """Run the suite's own report (``Suite.extra_report``) and list what it wrote in ``summary.md``."""
+    if not suite.extra_report:
+        return
+    import importlib
+
+    module, _, attr = suite.extra_report.partition(":")
+    made = getattr(importlib.import_module(module), attr)(out, suite, latest_records(records))
+    if made:
+        with open(out / "summary.md", "a", encoding="utf-8") as fh:
+            fh.write("\n## Suite tables and figures\n\n" + "".join(f"- {line}\n" for line in made))

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from llmopt.hindsight import DEFAULT_BOUNDS
+from llmopt.hindsight import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
 from llmopt.registry import Registry
 from llmopt.solvers import DEFAULT_SOLVER
 from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS
@@ -182,6 +182,13 @@ class Suite:
     loop_limit : int
         Loop guard of a trace suite: evictions with no completion in between before a
         run is stopped as an eviction loop.
+    max_nnz : int
+        Largest hindsight IP (nonzeros) the pipeline builds; a larger one is skipped up
+        front (the bounds and the best schedule found are still reported).
+    extra_report : str
+        ``"module:function"`` called as ``function(out_dir, suite, records) -> list[str]``
+        after the standard report, for a suite's own tables and figures (e.g. the W
+        reproductions); returns the lines to list under "Figures and tables".
     """
 
     name: str
@@ -201,6 +208,8 @@ class Suite:
     kind: str = "hindsight"
     cost_model: str = "llama2-70b-a100-tp2"
     loop_limit: int = 10_000
+    max_nnz: int = DEFAULT_MAX_NNZ
+    extra_report: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -250,6 +259,10 @@ class Suite:
             raise ValueError(f"suite {self.name!r}: cost_model must be a non-empty string")
         if isinstance(self.loop_limit, bool) or not isinstance(self.loop_limit, int) or self.loop_limit < 1:
             raise ValueError(f"suite {self.name!r}: loop_limit must be an integer >= 1")
+        if isinstance(self.max_nnz, bool) or not isinstance(self.max_nnz, int) or self.max_nnz < 1:
+            raise ValueError(f"suite {self.name!r}: max_nnz must be an integer >= 1")
+        if not isinstance(self.extra_report, str) or (self.extra_report and ":" not in self.extra_report):
+            raise ValueError(f"suite {self.name!r}: extra_report must be 'module:function' or empty")
 
     def tasks(self) -> Iterator[Task]:
         """Every task, in suite order (entries in order, seeds in order)."""
@@ -297,6 +310,7 @@ class Suite:
             "kind": self.kind,
             "cost_model": self.cost_model,
             "loop_limit": self.loop_limit,
+            "max_nnz": self.max_nnz,
         }
 
     @classmethod
@@ -359,6 +373,8 @@ class Suite:
             "kind": self.kind,
             "cost_model": self.cost_model,
             "loop_limit": self.loop_limit,
+            "max_nnz": self.max_nnz,
+            "extra_report": self.extra_report,
         }
 
 
@@ -496,6 +512,63 @@ SUITES.register(
         kind="trace",
     ),
     "J §5.2: 10,000 LMSYS requests at λ = 50 and 10, α grid and α/β sweeps (a few minutes)",
+)
+
+
+# --- Wang–Ye–Zhou: Table EC.1 (synthetic, M = 100) and Figure 8 (LMSYS + arXiv mix) ----------------
+
+#: W Table EC.1 (L1060–1075): average TEL of Sorted-LP / Sorted-F (Swap) / LP-Swap (trials not stated).
+_W_TABLE_EC1 = {
+    "uniform n=100": (9763.0, 9748.3, 9771.4),
+    "normal n=100": (9397.3, 9416.9, 9385.3),
+    "binomial n=100": (10943.0, 10696.7, 10665.7),
+    "exponential n=100": (6015.7, 6016.9, 6016.0),
+    "mixed n=200": (22133.2, 22100.1, 22128.2),
+}
+#: The three algorithms of Table EC.1, as run here: the LP exactly (Δ = 1), as W solves it.
+W_EC1_POLICIES = ("sorted-lp:bucket=1", "sorted-f-swap", "lp-swap:bucket=1")
+#: Figure 8's legend (W §7).
+W_FIG8_POLICIES = ("fcfs", "mc-sf", "sorted-lp", "lp-swap", "sorted-f-swap", "sorted-f-quantile")
+
+SUITES.register(
+    "wang-synthetic",
+    Suite(
+        name="wang-synthetic",
+        description="Wang–Ye–Zhou Table EC.1 reproduction (App. EC.4.2): M = 100, s, o <= 50, all requests at 0; "
+                    "Sorted-LP, Sorted-F (Swap), LP-Swap (plus MC-SF, FCFS, Sorted-F (quantile)) against the "
+                    "best schedule found and the certified column-generation LP bound; the IP is attempted where "
+                    "it has at most 2M nonzeros (Exponential, Mixed)",
+        workloads=tuple(
+            WorkloadSpec(w, tuple(range(10)), {}, label)
+            for w, label in (("wang-uniform", "uniform n=100"), ("wang-normal", "normal n=100"),
+                             ("wang-binomial", "binomial n=100"), ("wang-exponential", "exponential n=100"),
+                             ("wang-mixed-synthetic", "mixed n=200"))
+        ),
+        policies=W_EC1_POLICIES + ("mc-sf", "fcfs", "sorted-f-quantile"),
+        reference="sorted-f-swap",
+        ip_time_limit=60.0,
+        search_evals=200,
+        bounds=("lp-colgen",),
+        max_nnz=2_000_000,
+        paper={label: dict(zip(W_EC1_POLICIES, v)) for label, v in _W_TABLE_EC1.items()},
+        extra_report="llmopt.wang_report:table_ec1",
+    ),
+    "W Table EC.1: five distributions x 10 trials, n = 100/200, M = 100 (about 10 min on 2 cores)",
+)
+SUITES.register(
+    "wang-mixed",
+    Suite(
+        name="wang-mixed",
+        description="Wang–Ye–Zhou §7 Figure 8 reproduction: 1,600 LMSYS + 400 arXiv requests in a seeded random "
+                    "order, all at t = 0, subsampled to n = 200, 400, …, 2,000 (nested prefixes); Llama2-70B on "
+                    "2×A100 cost model, M = 16,492; average end-to-end latency per algorithm",
+        workloads=tuple(WorkloadSpec("wang-mixed", (0, 1, 2), {"n": n}, f"n={n}") for n in range(200, 2001, 200)),
+        policies=W_FIG8_POLICIES,
+        reference="sorted-f-swap",
+        kind="trace",
+        extra_report="llmopt.wang_report:figure8",
+    ),
+    "W Figure 8: n = 200..2,000 LMSYS + arXiv mix, 6 algorithms, 3 seeds (about 15 min on 2 cores)",
 )
 
 

@@ -64,6 +64,18 @@ WORKLOADS.register("jaillet-am1", "llmopt.workloads:jaillet_am1", "J §5.1 Arriv
 WORKLOADS.register("jaillet-am2", "llmopt.workloads:jaillet_am2", "J §5.1 Arrival Model 2 (Poisson arrivals)")
 WORKLOADS.register("trace", "llmopt.trace_experiment:trace_workload",
                    "n requests sampled from a real trace file; Poisson arrivals or its timestamps (continuous time)")
+WORKLOADS.register("wang-uniform", "llmopt.wang_workloads:wang_uniform",
+                   "W App. EC.4.2 Uniform: s, o integers 1..50, n=100, M=100, all at t=0")
+WORKLOADS.register("wang-normal", "llmopt.wang_workloads:wang_normal",
+                   "W App. EC.4.2 Normal(25, 8.33^2) rounded, clipped to [1, 50], n=100, M=100")
+WORKLOADS.register("wang-binomial", "llmopt.wang_workloads:wang_binomial",
+                   "W App. EC.4.2 Binomial(49, 0.5)+1, n=100, M=100")
+WORKLOADS.register("wang-exponential", "llmopt.wang_workloads:wang_exponential",
+                   "W App. EC.4.2 Exp(scale 5) rounded, clipped to [1, 50], n=100, M=100")
+WORKLOADS.register("wang-mixed-synthetic", "llmopt.wang_workloads:wang_mixed_synthetic",
+                   "W App. EC.4.2 Mixed: bimodal prompts, Exp(5) outputs, n=200, M=100")
+WORKLOADS.register("wang-mixed", "llmopt.wang_workloads:wang_mixed",
+                   "W §7 mixed dataset: 1600 LMSYS + 400 arXiv, shuffled, first n, all at 0 s, M=16492")
 
 
 def make_instance(workload: str, seed: int, **params) -> Instance:

@@ -10,14 +10,14 @@ import pytest
 from bench_helpers import tiny_suite
 
 from llmopt.executors import LocalExecutor, make_executor
-from llmopt.experiment import TIMING_FIELDS
+from llmopt.experiment import is_timing_field
 from llmopt.harness import HarnessError, read_trials, run_suite
 from llmopt.store import task_key
 from llmopt.suites import Suite
 
 
 def _strip(records: list[dict]) -> list[dict]:
-    return sorted(({k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in records), key=task_key)
+    return sorted(({k: v for k, v in r.items() if not is_timing_field(k)} for r in records), key=task_key)
 
 
 def _records(suite: Suite, out: Path, **kw) -> list[dict]:
