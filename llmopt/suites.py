@@ -553,7 +553,7 @@ SUITES.register(
         paper={label: dict(zip(W_EC1_POLICIES, v)) for label, v in _W_TABLE_EC1.items()},
         extra_report="llmopt.wang_report:table_ec1",
     ),
-    "W Table EC.1: five distributions x 10 trials, n = 100/200, M = 100 (about 10 min on 2 cores)",
+    "W Table EC.1: five distributions x 10 trials, n = 100/200, M = 100 (about 25 min on 2 cores)",
 )
 SUITES.register(
     "wang-mixed",
