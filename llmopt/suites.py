@@ -188,7 +188,7 @@ class Suite:
     extra_report : str
         ``"module:function"`` called as ``function(out_dir, suite, records) -> list[str]``
         after the standard report, for a suite's own tables and figures (e.g. the W
-        reproductions); returns the lines to list under "Figures and tables".
+        reproductions); returns the lines to list under "Suite tables and figures" in ``summary.md``.
     """
 
     name: str

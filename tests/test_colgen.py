@@ -17,10 +17,9 @@ from test_ip_exhaustive import exhaustive_opt
 
 from llmopt import colgen
 from llmopt.checker import check_lower_bound_certificate, check_schedule
-from llmopt.colgen import solve_lp_colgen
+from llmopt.colgen import choose_bucket, solve_lp_colgen
 from llmopt.formulations.hindsight_ip import formulate
 from llmopt.instance import Instance, Request
-from llmopt.colgen import choose_bucket
 from llmopt.lp_policies import LPSwap, SortedLP, lp_order
 from llmopt.policies import make_policy, make_policy_spec
 from llmopt.result import SolveStatus
