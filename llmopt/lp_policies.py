@@ -93,7 +93,7 @@ def lp_order(y: np.ndarray, outputs: np.ndarray) -> np.ndarray:
 class _LPPolicy(PlannedOrderPolicy):
     """Shared parameters and LP call of Sorted-LP and LP-Swap."""
 
-    def __init__(self, bucket: int | str = "auto", time_limit: float | None = None, seed: int = 0) -> None:
+    def __init__(self, bucket: int | str = "auto", time_limit: float | None = None) -> None:
         self.bucket = bucket
         self.time_limit = time_limit
         self.last_lp: ColGenResult | None = None
@@ -117,8 +117,6 @@ class SortedLP(_LPPolicy):
         Time aggregation of the LP's memory rows (1 = the paper's LP exactly).
     time_limit : float, optional
         Seconds for the LP; at the limit the master's current solution is used.
-    seed : int
-        Accepted for the harness; the policy is deterministic.
     """
 
     name = "sorted-lp"
