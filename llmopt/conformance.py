@@ -8,6 +8,7 @@ test suite runs it over every built-in and installed registry entry.
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,14 +29,32 @@ __all__ = ["reference_instances", "check_policy", "check_workload", "check_solve
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
-    """Small instances with their optimal TEL (proved in the test suite by exhaustive search)."""
+    """Small instances with their optimal TEL (proved in the test suite by exhaustive search).
+
+    Every request carries a prediction interval containing its output (the power-of-two
+    bucket ``[2^k, 2^(k+1) − 1]`` of ``o``, disjoint buckets as C's Algorithm 5 assumes,
+    unless the example fixes one), so prediction-based policies run on them too; the
+    others ignore the intervals.
+    """
+    def with_intervals(inst: Instance, interval: tuple[int, int] | None = None) -> Instance:
+        def bucket(o: int) -> tuple[int, int]:
+            k = o.bit_length() - 1
+            return interval if interval else (2**k, 2 ** (k + 1) - 1)
+
+        reqs = tuple(replace(r, lower=bucket(r.output)[0], upper=bucket(r.output)[1]) for r in inst.requests)
+        return replace(inst, requests=reqs)
+
     return {
         # DIGEST T-5: MC-SF 13, OPT 12.
-        "t5": (Instance.from_tuples(5, [(0, 1, 1), (0, 1, 1), (0, 1, 3), (0, 1, 3)], name="t5"), 12),
+        "t5": (with_intervals(Instance.from_tuples(5, [(0, 1, 1), (0, 1, 1), (0, 1, 3), (0, 1, 3)], name="t5")), 12),
         # DIGEST T-17: two requests co-run because the short one finishes first.
-        "t17": (Instance.from_tuples(10, [(0, 2, 3), (0, 2, 6)], name="t17"), 9),
+        "t17": (with_intervals(Instance.from_tuples(10, [(0, 2, 3), (0, 2, 6)], name="t17")), 9),
         # J Theorem 4.1 instance, M = 16: a long request at 0, 8 short ones at r = 14.
-        "thm41-16": (Instance.from_tuples(16, [(0, 1, 15)] + [(14, 1, 1)] * 8, name="thm41-16"), 31),
+        "thm41-16": (with_intervals(Instance.from_tuples(16, [(0, 1, 15)] + [(14, 1, 1)] * 8, name="thm41-16")), 31),
+        # DIGEST T-1, C Example 1: five o = 1 requests predicted in [1, 4], M = 10.
+        "c-example1": (with_intervals(Instance.from_tuples(10, [(0, 1, 1)] * 5, name="c-example1"), (1, 4)), 5),
+        # DIGEST T-9: A_min cancels once; o = (1, 3, 3) predicted in [1, 4], M = 6.
+        "t9": (with_intervals(Instance.from_tuples(6, [(0, 1, 1), (0, 1, 3), (0, 1, 3)], name="t9"), (1, 4)), 9),
     }
 
 

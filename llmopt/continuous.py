@@ -47,6 +47,7 @@ from llmopt.simulator import (
     SimulationError,
     StepPolicyAdapter,
     Visibility,
+    effective_visibility,
     eviction_loop_error,
     is_event_policy,
 )
@@ -77,7 +78,7 @@ def simulate_continuous(
     policy: Any,
     cost_model: Any,
     *,
-    visibility: Visibility = Visibility.FULL,
+    visibility: Visibility | None = None,
     loop_limit: int = DEFAULT_LOOP_LIMIT,
     max_iterations: int | None = None,
 ) -> TimedSchedule:
@@ -92,7 +93,8 @@ def simulate_continuous(
     cost_model : CostModel
         ``batch_time(BatchShape) -> seconds`` (see :mod:`llmopt.cost_model`); a ``time``
         method taking the five shape numbers is used when present.
-    visibility : Visibility
+    visibility : Visibility, optional
+        As in :func:`llmopt.simulator.simulate` (default: the policy's own).
     loop_limit : int
         Evictions allowed with no completion in between (the loop guard).
     max_iterations : int, optional
@@ -125,7 +127,7 @@ def simulate_continuous(
     on_arrival = engine.on_arrival
     on_complete = getattr(engine, "on_complete", None)
     decide = engine.decide
-    show = visibility is Visibility.FULL
+    show = effective_visibility(policy, visibility) is Visibility.FULL
     index = {r.id: i for i, r in enumerate(reqs)}
 
     views: list[RequestView | None] = [None] * n
@@ -186,7 +188,8 @@ def simulate_continuous(
         while nxt < n and reqs[order[nxt]].arrival <= now:
             i = order[nxt]
             r = reqs[i]
-            view = RequestView(r.id, r.arrival, r.prompt, i, r.output if show else None)  # type: ignore[arg-type]
+            view = RequestView(r.id, r.arrival, r.prompt, i,  # type: ignore[arg-type]
+                               r.output if show else None, r.lower, r.upper)
             views[i] = view
             waiting.add(i)
             nxt += 1

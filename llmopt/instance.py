@@ -10,6 +10,12 @@ The JSON file format, read by :func:`load_instance` and written by
     {"M": 40, "name": "optional label",
      "requests": [{"id": "r0", "arrival": 0, "prompt": 3, "output": 7}, ...]}
 
+A request may carry a **prediction interval** for its output length, ``"lower": ℓ_i`` and
+``"upper": u_i`` (both or neither; C §2): ``1 <= ℓ_i <= u_i``, and the interval must contain
+the true output, ``ℓ_i <= o_i <= u_i``, unless the instance declares
+``"predictions_may_miss": true`` (predictions from a real predictor, which can be wrong).
+Prediction-based policies see the interval, never ``o_i`` (DESIGN §1, "Information").
+
 Rules (each violation is an :class:`InstanceError` naming the file, the request index
 and the field):
 
@@ -43,6 +49,7 @@ __all__ = [
     "save_instance",
     "instance_from_dict",
     "instance_to_dict",
+    "check_interval",
 ]
 
 
@@ -51,8 +58,8 @@ R = TypeVar("R")
 #: Largest value of any field: every integer up to it is exact in double precision.
 MAX_VALUE = 2**53 - 1
 
-_REQUEST_FIELDS = ("id", "arrival", "prompt", "output")
-_TOP_FIELDS = ("M", "name", "requests")
+_REQUEST_FIELDS = ("id", "arrival", "prompt", "output", "lower", "upper")
+_TOP_FIELDS = ("M", "name", "predictions_may_miss", "requests")
 
 
 class InstanceError(ValueError):
@@ -85,6 +92,34 @@ def _unknown_fields(data: dict, known: tuple[str, ...], where: str) -> None:
         raise InstanceError(f"{where}: unknown field {extra[0]!r}; the fields are {', '.join(known)}")
 
 
+def check_interval(lower: Any, upper: Any, where: str) -> None:
+    """Validate a prediction interval ``[lower, upper]`` (both ``None``, or integers ``1 <= lower <= upper``)."""
+    if lower is None and upper is None:
+        return
+    for name, value in (("lower", lower), ("upper", upper)):
+        if value is None:
+            other = "upper" if name == "lower" else "lower"
+            raise InstanceError(f"{where}: field '{name}' is missing while '{other}' is given; "
+                                "a prediction interval needs both")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InstanceError(f"{where}: field '{name}' must be an integer, got {value!r}")
+        _check_range(value, where, name)
+    if lower < 1:
+        raise InstanceError(f"{where}: field 'lower' must be >= 1, got {lower}")
+    if upper < lower:
+        raise InstanceError(f"{where}: field 'upper' = {upper} is below 'lower' = {lower}")
+
+
+def interval_from_item(item: Mapping[str, Any], where: str) -> dict[str, int]:
+    """The ``lower`` / ``upper`` fields of a JSON request object, as integers (empty if absent)."""
+    return {k: _as_int(item[k], where, k) for k in ("lower", "upper") if k in item}
+
+
+def interval_to_item(request: Any) -> dict[str, int]:
+    """The ``lower`` / ``upper`` fields of a request for its JSON object (empty if it has none)."""
+    return {} if request.lower is None else {"lower": request.lower, "upper": request.upper}
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One inference request.
@@ -99,12 +134,18 @@ class Request:
         Prompt size ``s_i`` in tokens (KV-cache entries held from the start).
     output : int
         Output length ``o_i``: the request runs ``o_i`` steps once started.
+    lower, upper : int or None
+        Prediction interval ``[ℓ_i, u_i]`` of the output length (C §2), or ``None`` (no
+        prediction). Whether it must contain ``o_i`` is the instance's business
+        (:attr:`Instance.predictions_may_miss`).
     """
 
     id: str
     arrival: int
     prompt: int
     output: int
+    lower: int | None = None
+    upper: int | None = None
 
     def __post_init__(self) -> None:
         where = f"request {self.id!r}"
@@ -122,6 +163,7 @@ class Request:
             raise InstanceError(f"{where}: field 'output' must be >= 1, got {self.output}")
         for name in ("arrival", "prompt", "output"):
             _check_range(getattr(self, name), where, name)
+        check_interval(self.lower, self.upper, where)
 
     @property
     def peak(self) -> int:
@@ -178,16 +220,21 @@ class Instance(RequestIndex[Request]):
         The requests, in file order. Ids must be unique.
     name : str, optional
         Free-form label (e.g. the workload and seed that produced it).
+    predictions_may_miss : bool, optional
+        If true, a request's prediction interval need not contain its output length
+        (default false: ``ℓ_i <= o_i <= u_i`` is checked).
 
     Raises
     ------
     InstanceError
-        On duplicate ids, non-integer values, or a request with ``s + o > M``.
+        On duplicate ids, non-integer values, a request with ``s + o > M``, or an
+        interval that misses ``o_i`` while ``predictions_may_miss`` is false.
     """
 
     M: int
     requests: tuple[Request, ...]
     name: str = ""
+    predictions_may_miss: bool = False
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -208,9 +255,14 @@ def validate_requests(instance: Any, request_type: type) -> None:
     """Validate ``M`` and the requests of a frozen instance (discrete or timed) and set its id index.
 
     Raises :class:`InstanceError` on a bad ``M``, a request of the wrong type, a duplicate id,
-    or a request with ``s + o > M``.
+    a request with ``s + o > M``, or a prediction interval that does not contain ``o_i``
+    while ``predictions_may_miss`` is false.
     """
     M, name = instance.M, instance.name
+    if not isinstance(instance.predictions_may_miss, bool):
+        raise InstanceError(f"instance {name!r}: field 'predictions_may_miss' must be true or false, "
+                            f"got {instance.predictions_may_miss!r}")
+    strict = not instance.predictions_may_miss
     if isinstance(M, bool) or not isinstance(M, int) or M < 2:
         raise InstanceError(f"instance {name!r}: field 'M' must be an integer >= 2, got {M!r}")
     _check_range(M, f"instance {name!r}", "M")
@@ -227,6 +279,12 @@ def validate_requests(instance: Any, request_type: type) -> None:
             raise InstanceError(
                 f"request #{pos} {r.id!r}: prompt + output = {r.prompt} + {r.output} = {r.peak} "
                 f"exceeds M = {M}; it can never run"
+            )
+        if strict and r.lower is not None and not r.lower <= r.output <= r.upper:
+            bad = "lower" if r.output < r.lower else "upper"
+            raise InstanceError(
+                f"request #{pos} {r.id!r}: field '{bad}': the interval [{r.lower}, {r.upper}] does not contain "
+                f"the output length {r.output}; set \"predictions_may_miss\": true if predictions may be wrong"
             )
         index[r.id] = pos
     object.__setattr__(instance, "_index", index)
@@ -291,12 +349,14 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
         if not isinstance(rid, (str, int)) or isinstance(rid, bool):
             raise InstanceError(f"{where}: field 'id' must be a string, got {rid!r}")
         values = {k: _as_int(item[k], where, k) for k in ("arrival", "prompt", "output")}
+        values.update(interval_from_item(item, where))
         try:
             reqs.append(Request(str(rid), **values))
         except InstanceError as exc:
             raise InstanceError(f"{source}: request #{pos}: {exc}") from None
     try:
-        return Instance(M=M, requests=tuple(reqs), name=str(data.get("name", "")))
+        return Instance(M=M, requests=tuple(reqs), name=str(data.get("name", "")),
+                        predictions_may_miss=data.get("predictions_may_miss", False))
     except InstanceError as exc:
         raise InstanceError(f"{source}: {exc}") from None
 
@@ -306,8 +366,10 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
     out: dict[str, Any] = {"M": instance.M}
     if instance.name:
         out["name"] = instance.name
+    if instance.predictions_may_miss:
+        out["predictions_may_miss"] = True
     out["requests"] = [
-        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output}
+        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output, **interval_to_item(r)}
         for r in instance.requests
     ]
     return out

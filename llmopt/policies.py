@@ -255,6 +255,19 @@ POLICIES.register("sorted-lp", "llmopt.lp_policies:SortedLP",
                   "Sorted-LP (W Alg. 6): order by Relax-LP expected start; params bucket=auto|Δ, time_limit")
 POLICIES.register("lp-swap", "llmopt.lp_policies:LPSwap",
                   "LP-Swap (W Alg. 7): LP-ordered batches improved by local swaps; params bucket, time_limit")
+POLICIES.register("h-sf", "llmopt.interval_policies:HSF",
+                  "H-SF (C Alg. 3): hindsight shortest-first with true o = MC-SF; C's ratio denominator")
+POLICIES.register("a-random", "llmopt.interval_policies:ARandom",
+                  "A_random (C App. Alg. 4): seeded random order, true o, prefix rule; param seed=0")
+POLICIES.register("a-max", "llmopt.interval_policies:AMax",
+                  "A_max (C Alg. 1): intervals, projects every request with its upper end u; param seed=0")
+POLICIES.register("a-min", "llmopt.interval_policies:AMin",
+                  "A_min (C Alg. 2, fixed): intervals, admits on lower bounds, cancels smallest õ first; "
+                  "params seed=0, readmit=same-step|next-step, running_estimate=certified|literal")
+POLICIES.register("a-min-multi", "llmopt.interval_policies:AMinMulti",
+                  "multi-interval A_min (C Alg. 5): A_min on disjoint bucket intervals (checked)")
+POLICIES.register("a-ell", "llmopt.interval_policies:AEll",
+                  "A_ℓ promote-ℓ (C Alg. 6): intervals, FIFO, cancels at ℓ tokens and re-queues with u at the back")
 
 
 def make_policy(name: str, **params: Any) -> Policy | StepPolicy:

@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_LOOP_LIMIT",
     "StepPolicyAdapter",
     "is_event_policy",
+    "effective_visibility",
     "simulate",
 ]
 
@@ -122,16 +123,22 @@ class RequestView:
     output : int
         The output length ``o_i``. Raises :class:`HiddenOutputError` while it is hidden
         (``Visibility.HIDDEN`` and the request has not completed).
+    lower, upper : int or None
+        The request's prediction interval ``[ℓ_i, u_i]`` of ``o_i`` (``None`` when the
+        instance carries none); always visible.
     """
 
-    __slots__ = ("id", "arrival", "prompt", "position", "_output")
+    __slots__ = ("id", "arrival", "prompt", "position", "_output", "lower", "upper")
 
-    def __init__(self, id: str, arrival: int, prompt: int, position: int, output: int | None) -> None:
+    def __init__(self, id: str, arrival: int, prompt: int, position: int, output: int | None,
+                 lower: int | None = None, upper: int | None = None) -> None:
         self.id = id
         self.arrival = arrival
         self.prompt = prompt
         self.position = position
         self._output = output
+        self.lower = lower
+        self.upper = upper
 
     @property
     def output(self) -> int:
@@ -231,6 +238,18 @@ def eviction_loop_error(where: str, name: str, why: str, *, t: int, evictions: l
         t=t, evictions=len(evictions), completed=done, recomputed_tokens=lost, partial=partial)
 
 
+def effective_visibility(policy: Any, visibility: Visibility | None) -> Visibility:
+    """The information model a run uses: ``HIDDEN`` if the caller asks for it or the policy
+    declares it (a ``visibility`` attribute, as prediction-based policies do), else ``FULL``.
+
+    A policy that declares ``Visibility.HIDDEN`` is never shown true output lengths, even
+    when the caller asks for ``FULL``: its information model is part of its definition.
+    """
+    if visibility is Visibility.HIDDEN or getattr(policy, "visibility", None) is Visibility.HIDDEN:
+        return Visibility.HIDDEN
+    return Visibility.FULL
+
+
 def is_event_policy(policy: Any) -> bool:
     """Whether ``policy`` follows the event-driven protocol (it has an ``on_arrival`` hook)."""
     return callable(getattr(policy, "on_arrival", None))
@@ -288,7 +307,7 @@ def simulate(
     instance: Instance,
     policy: Any,
     *,
-    visibility: Visibility = Visibility.FULL,
+    visibility: Visibility | None = None,
     max_steps: int | None = None,
     loop_limit: int = DEFAULT_LOOP_LIMIT,
 ) -> Schedule:
@@ -302,7 +321,10 @@ def simulate(
         ``reset(M)``, ``on_complete``), see :mod:`llmopt.policies`, or a step policy
         (``name``, ``decide(view)``; optional ``reset(M)``), run through
         :class:`StepPolicyAdapter`. ``reset(M)`` is called first when present.
-    visibility : Visibility
+    visibility : Visibility, optional
+        ``HIDDEN`` hides output lengths until completion. By default the policy's own
+        ``visibility`` attribute decides (``FULL`` when it has none); see
+        :func:`effective_visibility`.
     max_steps : int, optional
         Safety cap on the clock; default ``max a + 10·Σo + 1000``.
     loop_limit : int
@@ -340,7 +362,7 @@ def simulate(
     on_arrival = engine.on_arrival
     on_complete = getattr(engine, "on_complete", None)
     decide = engine.decide
-    show = visibility is Visibility.FULL
+    show = effective_visibility(policy, visibility) is Visibility.FULL
     index = {r.id: i for i, r in enumerate(reqs)}
 
     views: list[RequestView | None] = [None] * n
@@ -379,7 +401,7 @@ def simulate(
         while nxt < n and reqs[order[nxt]].arrival <= t:
             i = order[nxt]
             r = reqs[i]
-            view = RequestView(r.id, r.arrival, r.prompt, i, r.output if show else None)
+            view = RequestView(r.id, r.arrival, r.prompt, i, r.output if show else None, r.lower, r.upper)
             views[i] = view
             waiting.add(i)
             nxt += 1

@@ -32,7 +32,10 @@ from llmopt.instance import (
     RequestIndex,
     _as_int,
     _unknown_fields,
+    check_interval,
     instance_from_dict,
+    interval_from_item,
+    interval_to_item,
     read_json_file,
     validate_requests,
 )
@@ -50,8 +53,8 @@ __all__ = [
 ]
 
 CLOCK_SECONDS = "seconds"
-_REQUEST_FIELDS = ("id", "arrival", "prompt", "output")
-_TOP_FIELDS = ("clock", "M", "name", "requests")
+_REQUEST_FIELDS = ("id", "arrival", "prompt", "output", "lower", "upper")
+_TOP_FIELDS = ("clock", "M", "name", "predictions_may_miss", "requests")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +70,16 @@ class TimedRequest:
         Prompt size ``s_i`` in tokens.
     output : int
         Output length ``o_i`` in tokens (iterations once started).
+    lower, upper : int or None
+        Prediction interval of the output length, as in :class:`llmopt.instance.Request`.
     """
 
     id: str
     arrival: float
     prompt: int
     output: int
+    lower: int | None = None
+    upper: int | None = None
 
     def __post_init__(self) -> None:
         where = f"request {self.id!r}"
@@ -90,6 +97,7 @@ class TimedRequest:
                 raise InstanceError(f"{where}: field '{name}' must be >= 1, got {value}")
             if value > MAX_VALUE:
                 raise InstanceError(f"{where}: field '{name}' is {value}, above 2^53 - 1")
+        check_interval(self.lower, self.upper, where)
 
     @property
     def peak(self) -> int:
@@ -108,16 +116,20 @@ class TimedInstance(RequestIndex[TimedRequest]):
     requests : tuple of TimedRequest
         In file order; ids unique.
     name : str, optional
+    predictions_may_miss : bool, optional
+        As in :class:`llmopt.instance.Instance`.
 
     Raises
     ------
     InstanceError
-        On duplicate ids, invalid values, or a request with ``s + o > M``.
+        On duplicate ids, invalid values, a request with ``s + o > M``, or an interval
+        that misses ``o_i`` while ``predictions_may_miss`` is false.
     """
 
     M: int
     requests: tuple[TimedRequest, ...]
     name: str = ""
+    predictions_may_miss: bool = False
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -157,12 +169,13 @@ def timed_instance_from_dict(data: Any, source: str = "<dict>") -> TimedInstance
             raise InstanceError(f"{where}: field 'id' must be a string, got {rid!r}")
         try:
             prompt, output = _as_int(item["prompt"], where, "prompt"), _as_int(item["output"], where, "output")
-            reqs.append(TimedRequest(str(rid), item["arrival"], prompt, output))
+            reqs.append(TimedRequest(str(rid), item["arrival"], prompt, output, **interval_from_item(item, where)))
         except InstanceError as exc:
             msg = str(exc)
             raise InstanceError(msg if msg.startswith(source) else f"{where}: {msg}") from None
     try:
-        return TimedInstance(M=M, requests=tuple(reqs), name=str(data.get("name", "")))
+        return TimedInstance(M=M, requests=tuple(reqs), name=str(data.get("name", "")),
+                             predictions_may_miss=data.get("predictions_may_miss", False))
     except InstanceError as exc:
         raise InstanceError(f"{source}: {exc}") from None
 
@@ -172,8 +185,11 @@ def timed_instance_to_dict(instance: TimedInstance) -> dict[str, Any]:
     out: dict[str, Any] = {"clock": CLOCK_SECONDS, "M": instance.M}
     if instance.name:
         out["name"] = instance.name
+    if instance.predictions_may_miss:
+        out["predictions_may_miss"] = True
     out["requests"] = [
-        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output} for r in instance.requests
+        {"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output, **interval_to_item(r)}
+        for r in instance.requests
     ]
     return out
 

@@ -783,7 +783,7 @@ def to_discrete_instance(timed: TimedInstance, step_seconds: float) -> Instance:
     a request, so the discrete instance is (by less than one step per request) easier than
     the timed one. An arrival within a relative ``1e-9`` of a step boundary counts as on
     it, so ``0.3 s`` at ``DT = 0.1 s`` is step 3 despite binary rounding (0.3 / 0.1 <
-    3 in floating point). Ids, lengths and ``M`` are kept.
+    3 in floating point). Ids, lengths, prediction intervals and ``M`` are kept.
 
     Raises
     ------
@@ -799,6 +799,7 @@ def to_discrete_instance(timed: TimedInstance, step_seconds: float) -> Instance:
     steps = np.where(np.abs(q - nearest) <= _STEP_TOL * np.maximum(1.0, q), nearest, np.floor(q))
     if timed.n and steps.max() > MAX_VALUE:
         raise ValueError(f"step_seconds {step_seconds!r} makes arrival steps above 2^53 - 1")
-    reqs = tuple(Request(r.id, k, r.prompt, r.output) for r, k in zip(timed.requests, steps.astype(np.int64).tolist()))
+    reqs = tuple(Request(r.id, k, r.prompt, r.output, r.lower, r.upper)
+                 for r, k in zip(timed.requests, steps.astype(np.int64).tolist()))
     label = f"{timed.name} step={step_seconds:g}s" if timed.name else f"step={step_seconds:g}s"
-    return Instance(M=timed.M, requests=reqs, name=label)
+    return Instance(M=timed.M, requests=reqs, name=label, predictions_may_miss=timed.predictions_may_miss)

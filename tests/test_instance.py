@@ -232,3 +232,37 @@ def test_missing_file_names_file(tmp_path):
     path = tmp_path / "does-not-exist.json"
     with pytest.raises(InstanceError, match=re.escape(str(path))):
         load_instance(path)
+
+
+# --- prediction intervals (C §2) --------------------------------------------------------------------
+
+def _with_interval(lower, upper, output=5, **top):
+    return {"M": 20, **top, "requests": [{"arrival": 0, "prompt": 1, "output": 2},
+                                         {"id": "q", "arrival": 0, "prompt": 1, "output": output,
+                                          "lower": lower, "upper": upper}]}
+
+
+@pytest.mark.parametrize("lower,upper,field", [(6, 9, "lower"), (1, 4, "upper"), (0, 5, "lower"),
+                                               (5, 3, "upper"), (2.5, 6, "lower"), (None, 6, "lower")])
+def test_interval_errors_name_file_request_and_field(lower, upper, field):
+    data = _with_interval(lower, upper)
+    if lower is None:
+        del data["requests"][1]["lower"]
+    with pytest.raises(InstanceError, match=rf"f\.json.*request #1.*'{field}'"):
+        instance_from_dict(data, "f.json")
+
+
+def test_interval_that_misses_is_allowed_only_with_the_flag():
+    inst = instance_from_dict(_with_interval(6, 9, predictions_may_miss=True), "f.json")
+    assert inst.predictions_may_miss and inst.requests[1].lower == 6
+    assert instance_from_dict(instance_to_dict(inst)) == inst
+    with pytest.raises(InstanceError, match="predictions_may_miss"):
+        instance_from_dict(_with_interval(1, 9, predictions_may_miss="yes"), "f.json")
+
+
+def test_interval_round_trips_and_is_absent_when_not_given():
+    inst = instance_from_dict(_with_interval(3, 7), "f.json")
+    d = instance_to_dict(inst)
+    assert "lower" not in d["requests"][0] and d["requests"][1]["lower"] == 3 and d["requests"][1]["upper"] == 7
+    assert "predictions_may_miss" not in d
+    assert instance_from_dict(d) == inst

@@ -1,0 +1,304 @@
+"""Prediction-interval policies of C (H-SF, A_max, A_min, multi-interval A_min, A_ℓ, A_random).
+
+Hand breakages each test caught (applied one at a time, then restored):
+
+* A_min: cancelled jobs not re-queued (the printed Algorithm 2) → T-9 stalls;
+  ``õ ← a`` replaced by ``õ ← ℓ`` → the certified-bound property fails;
+  eviction order by descending ``õ`` → T-9's cancelled job and TEL change;
+  the certified projection ``max(õ, a + 1)`` replaced by ``õ`` → overflow on the I-33 instance;
+  the overflow wake-up dropped → the engine reports an overflow.
+* A_max: projecting with ``ℓ`` instead of ``u`` → Example 1 gives TEL 5, not 9.
+* A_ℓ: cancelling at ``ℓ + 1`` tokens instead of ``ℓ`` → overflow / wrong recomputed tokens;
+  promoted jobs re-queued at the front → T-9 TEL differs.
+* The engines' visibility rule: a policy's declared ``HIDDEN`` ignored → the hidden test fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from llmopt.checker import check_schedule
+from llmopt.continuous import simulate_continuous
+from llmopt.cost_model import ConstantCostModel, make_cost_model
+from llmopt.instance import Instance, Request
+from llmopt.interval_policies import AMin, PredictionError
+from llmopt.policies import make_policy_spec
+from llmopt.simulator import SimulationError, Visibility, simulate
+from llmopt.timed_checker import check_timed_schedule
+from llmopt.timed_instance import TimedInstance, TimedRequest
+
+PREDICTION_POLICIES = ("a-max", "a-min", "a-min:readmit=next-step", "a-ell")
+ALL_POLICIES = ("h-sf", "a-random") + PREDICTION_POLICIES
+
+
+def shared(M: int, outputs: list[int], lo: int, hi: int, s: int = 1) -> Instance:
+    return Instance(M, tuple(Request(f"r{i}", 0, s, o, lo, hi) for i, o in enumerate(outputs)))
+
+
+def run(inst: Instance, spec: str, **kw):
+    sched = simulate(inst, make_policy_spec(spec, **kw))
+    report = check_schedule(inst, sched.starts, evictions=sched.evictions)
+    assert report.ok, report.violations
+    assert report.tel == sched.tel
+    return sched
+
+
+# --- DIGEST T-1: C Example 1 ------------------------------------------------------------------
+
+EXAMPLE1 = shared(10, [1] * 5, 1, 4)
+
+
+def test_example1_hsf_runs_all_five_at_once():
+    sched = run(EXAMPLE1, "h-sf")
+    assert sched.tel == 5 and set(sched.starts.values()) == {0}
+
+
+def test_example1_amax_runs_two_per_batch():
+    sched = run(EXAMPLE1, "a-max")
+    assert sched.tel == 9
+    assert sorted(sched.starts.values()) == [0, 0, 1, 1, 2]
+
+
+def test_example1_amin_matches_hsf():
+    sched = run(EXAMPLE1, "a-min")
+    assert sched.tel == 5 and not sched.evictions
+
+
+# --- DIGEST T-9: A_min with one cancellation ---------------------------------------------------
+
+T9 = shared(6, [1, 3, 3], 1, 4)
+
+
+def test_t9_amin_cancels_once_and_readmits_in_the_same_step():
+    sched = run(T9, "a-min")
+    assert sched.tel == 9
+    assert len(sched.evictions) == 1
+    (ev,) = sched.evictions
+    assert ev.t == 2 and ev.tokens_lost == 2 and ev.id in ("r1", "r2")
+    assert sched.starts[ev.id] == 2  # re-admitted at once (DIGEST I-32)
+
+
+def test_t9_amin_next_step_readmission_costs_one_step():
+    sched = run(T9, "a-min:readmit=next-step")
+    assert sched.tel == 10
+    (ev,) = sched.evictions
+    assert sched.starts[ev.id] == 3
+
+
+def test_t9_hsf_and_amax():
+    assert run(T9, "h-sf").tel == 9
+    tels = [run(T9, "a-max", seed=seed).tel for seed in range(300)]
+    assert set(tels) == {12, 14, 16}
+    assert statistics.mean(tels) == pytest.approx(14, abs=0.4)  # uniform order: (12 + 14 + 16) / 3
+
+
+def test_t9_aell_cancels_both_long_jobs_at_ell_tokens():
+    sched = run(T9, "a-ell")
+    assert sorted((e.id, e.t, e.tokens_lost) for e in sched.evictions) == [("r1", 1, 1), ("r2", 1, 1)]
+    assert sched.tel == 12  # r0: 1; r1 restarts at 1 (done 4); r2 waits for it, starts 4 (done 7)
+
+
+def test_amin_cancels_the_smallest_pseudo_length_first():
+    """Both run from 0; at t = 3 the next batch needs 5 + 5 > 8, and A (õ = 1) goes, not B (õ = 3)."""
+    inst = Instance(8, (Request("A", 0, 1, 4, 1, 4), Request("B", 0, 1, 4, 3, 4)))
+    for seed in range(5):
+        sched = run(inst, "a-min", seed=seed)
+        assert [(e.id, e.t, e.tokens_lost) for e in sched.evictions] == [("A", 3, 3)]
+        assert sched.starts == {"A": 3, "B": 0} and sched.tel == 11
+
+
+# --- the two fixes of Algorithm 2 -----------------------------------------------------------------
+
+#: A running job past its lower bound: the printed check (I-33) ignores its memory and overflows.
+I33 = Instance(10, (Request("r0", 3, 3, 1, 1, 7), Request("r1", 0, 4, 6, 4, 6)))
+
+
+def test_literal_running_estimate_overflows_and_the_fix_does_not():
+    with pytest.raises(SimulationError, match="overflows memory"):
+        simulate(I33, make_policy_spec("a-min:running_estimate=literal"))
+    sched = run(I33, "a-min")
+    assert sched.starts == {"r1": 0, "r0": 6}  # r1 is projected with a + 1 = 5 tokens at t = 4 → r0 waits
+
+
+class _Audited(AMin):
+    """A_min that records, after every decision, the pseudo lengths of unfinished requests."""
+
+    def reset(self, M: int) -> None:
+        super().reset(M)
+        self.seen: list[dict[str, int]] = []
+
+    def decide(self, t: int):
+        d = super().decide(t)
+        self.seen.append(dict(self.pseudo))
+        return d
+
+
+def small_interval_instances(max_n: int = 7):
+    @st.composite
+    def build(draw):
+        M = draw(st.integers(6, 30))
+        n = draw(st.integers(1, max_n))
+        reqs = []
+        for i in range(n):
+            s = draw(st.integers(1, max(1, M // 3)))
+            o = draw(st.integers(1, M - s))
+            lo = draw(st.integers(1, o))
+            hi = draw(st.integers(o, M))
+            reqs.append(Request(f"r{i}", draw(st.integers(0, 6)), s, o, lo, hi))
+        return Instance(M, tuple(reqs))
+
+    return build()
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_interval_instances(), st.integers(0, 3))
+def test_amin_pseudo_lengths_are_certified_lower_bounds_that_never_decrease(inst, seed):
+    policy = _Audited(seed=seed)
+    sched = simulate(inst, policy)
+    assert check_schedule(inst, sched.starts, evictions=sched.evictions).ok
+    last: dict[str, int] = {}
+    for snapshot in policy.seen:
+        for rid, o_tilde in snapshot.items():
+            r = inst.by_id(rid)
+            assert r.lower <= o_tilde <= r.output
+            assert o_tilde >= last.get(rid, 0)
+            last[rid] = o_tilde
+    # every cancellation raised õ to the tokens it had produced
+    assert all(last.get(e.id, inst.by_id(e.id).output) >= e.tokens_lost for e in sched.evictions)
+
+
+@settings(max_examples=120, deadline=None)
+@given(small_interval_instances(), st.sampled_from(ALL_POLICIES), st.integers(0, 2))
+def test_every_schedule_passes_the_checker_and_is_deterministic(inst, spec, seed):
+    a = simulate(inst, make_policy_spec(spec, seed=seed))
+    b = simulate(inst, make_policy_spec(spec, seed=seed))
+    assert dict(a.starts) == dict(b.starts) and a.evictions == b.evictions
+    report = check_schedule(inst, a.starts, evictions=a.evictions)
+    assert report.ok and report.tel == a.tel
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=8, unique=True), st.integers(13, 40), st.integers(0, 3))
+def test_exact_intervals_reduce_amin_and_amax_to_hsf(outputs, M, seed):
+    """With ℓ = u = o, distinct outputs and all at 0, A_min and A_max are shortest-first."""
+    inst = Instance(M, tuple(Request(f"r{i}", 0, 1, o, o, o) for i, o in enumerate(outputs)))
+    hsf = simulate(inst, make_policy_spec("h-sf"))
+    for spec in ("a-min", "a-max"):
+        sched = simulate(inst, make_policy_spec(spec, seed=seed))
+        assert dict(sched.starts) == dict(hsf.starts) and not sched.evictions
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_interval_instances())
+def test_aell_with_exact_lower_ends_is_fcfs(inst):
+    """With ℓ = o no job is ever cancelled, and A_ℓ is FIFO with the look-ahead check."""
+    exact = dataclasses.replace(inst, requests=tuple(dataclasses.replace(r, lower=r.output)
+                                                     for r in inst.requests))
+    a = simulate(exact, make_policy_spec("a-ell"))
+    fcfs = simulate(exact, make_policy_spec("fcfs"))
+    assert not a.evictions and dict(a.starts) == dict(fcfs.starts)
+
+
+# --- information model -------------------------------------------------------------------------
+
+class _Spy(AMin):
+    def on_arrival(self, t, request):
+        self.known = getattr(self, "known", []) + [request.output_known]
+        super().on_arrival(t, request)
+
+
+@pytest.mark.parametrize("visibility", [None, Visibility.FULL])
+def test_prediction_policies_never_see_true_outputs(visibility):
+    spy = _Spy()
+    simulate(T9, spy, visibility=visibility)
+    assert spy.known == [False, False, False]
+
+
+def test_missing_interval_names_the_request():
+    inst = Instance(10, (Request("a", 0, 1, 2, 1, 3), Request("b", 0, 1, 2)))
+    for spec in PREDICTION_POLICIES:
+        with pytest.raises(PredictionError, match="'b'"):
+            simulate(inst, make_policy_spec(spec))
+
+
+def test_upper_ends_above_m_minus_s_are_clamped():
+    """u above M − s would block a request forever; o <= M − s is public, so it is clamped."""
+    inst = Instance(6, tuple(Request(f"r{i}", 0, 2, 1, 1, 100) for i in range(2)))
+    sched = run(inst, "a-max")  # projected peak 2 + 4 = 6 = M: one at a time
+    assert sorted(sched.starts.values()) == [0, 1] and sched.tel == 1 + 2
+    assert run(inst, "a-ell").tel == 2
+
+
+def test_amax_with_missed_predictions_stops_with_an_overflow():
+    inst = Instance(8, (Request("a", 0, 1, 6, 1, 2), Request("b", 0, 1, 6, 1, 2)), predictions_may_miss=True)
+    with pytest.raises(SimulationError, match="overflow"):
+        simulate(inst, make_policy_spec("a-max"))
+    assert run(inst, "a-min").tel >= 6 + 6
+
+
+# --- multi-interval A_min ---------------------------------------------------------------------------
+
+def test_multi_interval_amin_accepts_buckets_and_equals_amin():
+    bins = [(1, 2), (3, 4), (5, 8)]
+    outputs = [1, 4, 7, 2, 3, 5, 8, 1]
+    reqs = tuple(Request(f"r{i}", 0, 1, o, *next(b for b in bins if b[0] <= o <= b[1])) for i, o in enumerate(outputs))
+    inst = Instance(12, reqs)
+    a = run(inst, "a-min-multi", seed=3)
+    b = run(inst, "a-min", seed=3)
+    assert dict(a.starts) == dict(b.starts) and a.evictions == b.evictions
+
+
+def test_multi_interval_amin_rejects_overlapping_intervals():
+    inst = Instance(12, (Request("x", 0, 1, 3, 1, 4), Request("y", 0, 1, 4, 3, 6)))
+    with pytest.raises(PredictionError, match="'y'.*overlaps.*'x'"):
+        simulate(inst, make_policy_spec("a-min-multi"))
+
+
+# --- A_random ---------------------------------------------------------------------------------------
+
+def test_arandom_is_a_seeded_permutation_with_prefix_rule():
+    inst = shared(4, [1, 1, 1, 1], 1, 1)  # one request at a time (peak 2 each, M = 4 → two)
+    orders = {tuple(sorted(run(inst, "a-random", seed=s).starts, key=run(inst, "a-random", seed=s).starts.get))
+              for s in range(20)}
+    assert len(orders) > 1  # the seed changes the order
+    assert run(inst, "a-random", seed=5).starts == run(inst, "a-random", seed=5).starts
+
+
+# --- the continuous engine ------------------------------------------------------------------------------
+
+def timed(inst: Instance, spacing: float = 1.0) -> TimedInstance:
+    return TimedInstance(inst.M, tuple(TimedRequest(r.id, r.arrival * spacing, r.prompt, r.output, r.lower, r.upper)
+                                       for r in inst.requests))
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_interval_instances(), st.sampled_from(ALL_POLICIES))
+def test_one_second_batches_reproduce_the_discrete_engine(inst, spec):
+    d = simulate(inst, make_policy_spec(spec))
+    c = simulate_continuous(timed(inst), make_policy_spec(spec), ConstantCostModel(1.0))
+    assert c.total_latency == pytest.approx(d.tel)
+    assert c.recomputed_tokens == d.recomputed_tokens
+    assert len(c.evictions) == len(d.evictions)
+
+
+@pytest.mark.parametrize("spec", ALL_POLICIES)
+def test_real_cost_model_runs_pass_the_timed_checker(spec):
+    import random
+
+    rng = random.Random(7)
+    reqs = []
+    for i in range(80):
+        o = rng.randint(1, 300)
+        reqs.append(TimedRequest(f"r{i}", rng.random() * 5, rng.randint(1, 200), o, max(1, o // 3), 3 * o))
+    inst = TimedInstance(4000, tuple(reqs))
+    cost = make_cost_model("llama2-70b-a100-tp2")
+    sched = simulate_continuous(inst, make_policy_spec(spec), cost)
+    report = check_timed_schedule(inst, sched.starts, sched.batch_start, sched.batch_duration, cost,
+                                  evictions=sched.evictions)
+    assert report.ok, report.violations
+    assert report.mean_latency == pytest.approx(sched.mean_latency, rel=1e-12)
