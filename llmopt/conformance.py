@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from llmopt.suites import Suite
 
 __all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
-           "check_formulation", "check_suite", "check_windows", "check_upper_bound", "CHECKS"]
+           "check_formulation", "check_suite", "check_windows", "check_upper_bound",
+           "check_prediction", "CHECKS"]
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
@@ -394,6 +395,37 @@ def check_suite(suite: str | Suite) -> list[str]:
 
 
 #: Registry kind (as in :func:`llmopt.plugins.registries`) → its conformance check.
+def check_prediction(name: str) -> list[str]:
+    """Prediction generator ``name`` (default parameters), applied to :func:`reference_instances`
+    with their intervals removed, returns a valid instance of the same type with the same
+    requests, an interval on every request (unless it is ``"none"``) that contains the
+    output unless the instance declares ``predictions_may_miss``, and the same result for
+    the same seed."""
+    from llmopt.predictions import apply_prediction_spec, clear_intervals
+
+    problems = []
+    for label, (inst, _opt) in reference_instances().items():
+        bare = clear_intervals(inst)
+        try:
+            a, b = apply_prediction_spec(bare, name, seed=1), apply_prediction_spec(bare, name, seed=1)
+        except Exception as exc:
+            problems.append(f"prediction {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        if type(a) is not type(bare) or a.ids != bare.ids or a.M != bare.M or \
+                [(r.arrival, r.prompt, r.output) for r in a.requests] != \
+                [(r.arrival, r.prompt, r.output) for r in bare.requests]:
+            problems.append(f"prediction {name!r} on {label}: changed the requests, not only their intervals")
+        elif a != b:
+            problems.append(f"prediction {name!r} on {label}: not deterministic for a given seed")
+        elif name != "none" and any(r.lower is None for r in a.requests):
+            problems.append(f"prediction {name!r} on {label}: left a request without an interval")
+        elif not a.predictions_may_miss and any(r.lower is not None and not r.lower <= r.output <= r.upper
+                                                for r in a.requests):
+            problems.append(f"prediction {name!r} on {label}: an interval misses its output without "
+                            "predictions_may_miss")
+    return problems
+
+
 CHECKS = {
     "policy": check_policy,
     "workload": check_workload,
@@ -403,4 +435,5 @@ CHECKS = {
     "suite": check_suite,
     "windows": check_windows,
     "upper bound": check_upper_bound,
+    "prediction": check_prediction,
 }

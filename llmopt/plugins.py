@@ -26,6 +26,7 @@ def registries() -> dict[str, Registry]:
     from llmopt.bounds import BOUNDS
     from llmopt.formulations import FORMULATIONS
     from llmopt.policies import POLICIES
+    from llmopt.predictions import PREDICTIONS
     from llmopt.solvers import SOLVERS
     from llmopt.suites import SUITES
     from llmopt.upper_bounds import UPPER_BOUNDS
@@ -33,7 +34,7 @@ def registries() -> dict[str, Registry]:
     from llmopt.workloads import WORKLOADS
 
     return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES,
-            "formulation": FORMULATIONS, "windows": WINDOWS, "upper bound": UPPER_BOUNDS}
+            "formulation": FORMULATIONS, "windows": WINDOWS, "upper bound": UPPER_BOUNDS, "prediction": PREDICTIONS}
 
 
 def load_plugins() -> dict[str, list[str]]:

@@ -76,6 +76,16 @@ WORKLOADS.register("wang-mixed-synthetic", "llmopt.wang_workloads:wang_mixed_syn
                    "W App. EC.4.2 Mixed: bimodal prompts, Exp(5) outputs, n=200, M=100")
 WORKLOADS.register("wang-mixed", "llmopt.wang_workloads:wang_mixed",
                    "W §7 mixed dataset: 1600 LMSYS + 400 arXiv, shuffled, first n, all at 0 s, M=16492")
+WORKLOADS.register("chen-two-point", "llmopt.chen_workloads:chen_two_point",
+                   "C §5.1 two-point family: o in {ell, u}, x_ell/x_u = t (default u/ell), interval [ell, u]")
+WORKLOADS.register("chen-geometric", "llmopt.chen_workloads:chen_geometric",
+                   "C §5.2 geometric G(p), P(o=k) = p q^(k-1) on 1..u_max (q=0.9, u_max=1000), interval [1, u_max]")
+WORKLOADS.register("chen-lg", "llmopt.chen_workloads:chen_lg",
+                   "C §5.3 linearly weighted geometric LG(p), P(o=k) = k p^2 q^(k-1) on 1..u_max, interval [1, u_max]")
+WORKLOADS.register("chen-worst-case", "llmopt.chen_workloads:chen_worst_case",
+                   "C Figure 1: A_min's worst output distribution on 1..u (default u=100), interval [1, u]")
+WORKLOADS.register("chen-lmsys", "llmopt.chen_workloads:chen_lmsys",
+                   "C §6: 2000 LMSYS conversations, first n, all at 0 s, M=16492; predictions=<spec>")
 
 
 def make_instance(workload: str, seed: int, **params) -> Instance:
