@@ -419,7 +419,7 @@ def check_prediction(name: str) -> list[str]:
             problems.append(f"prediction {name!r} on {label}: not deterministic for a given seed")
         elif name != "none" and any(r.lower is None for r in a.requests):
             problems.append(f"prediction {name!r} on {label}: left a request without an interval")
-        elif not a.predictions_may_miss and any(r.lower is not None and not r.lower <= r.output <= r.upper
+        elif not a.predictions_may_miss and any(r.lower is not None and not r.lower <= r.output <= (r.upper or 0)
                                                 for r in a.requests):
             problems.append(f"prediction {name!r} on {label}: an interval misses its output without "
                             "predictions_may_miss")
