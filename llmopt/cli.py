@@ -357,6 +357,9 @@ def simulate_cmd(
     cost_model: Annotated[str, typer.Option(help=(
         "Cost model for a continuous-time instance (\"clock\": \"seconds\"); ignored for discrete ones."))]
     = "llama2-70b-a100-tp2",
+    predictions: Annotated[str | None, typer.Option(help=(
+        "Give every request a prediction interval first, e.g. relative:x=0.95, bins:width=100,count=10, "
+        "shared:lower=1,upper=1000, noisy:sigma=0.5,width=0.5,seed=1 (for a-min, a-max, a-ell)."))] = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Run an online policy on an instance, verify its schedule with the checker, and show it.
@@ -375,6 +378,13 @@ def simulate_cmd(
         die(f"--policy: {exc}")
     _check_name(POLICIES, "--policy", pname)
     any_instance = load_any_or_die(file)
+    if predictions is not None:
+        from llmopt.predictions import apply_prediction_spec
+
+        try:
+            any_instance = apply_prediction_spec(any_instance, predictions)
+        except (ValueError, KeyError) as exc:
+            die(f"--predictions {predictions!r}: {exc}")
     if isinstance(any_instance, TimedInstance):
         simulate_timed(file, any_instance, policy, cost_model, json_output)
         return

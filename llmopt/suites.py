@@ -572,6 +572,16 @@ SUITES.register(
 )
 
 
+# --- Chen–Ye–Zhou: prediction intervals (the suites live beside their reports) ------------------------
+
+SUITES.register("chen-theory", "llmopt.chen_theory_report:CHEN_THEORY",
+                "C Figures 1-3: A_min / A_ℓ / A_max / A_random vs H-SF and a certified bound, beside the "
+                "closed forms (s = 1 simulations; the closed forms at s = 0)")
+SUITES.register("chen-lmsys", "llmopt.chen_lmsys_report:CHEN_LMSYS",
+                "C §6 Figures 5-7: 2,000 LMSYS requests, H-SF / A_max / A_min under the three prediction "
+                "settings, Llama2-70B on 2×A100, M = 16,492")
+
+
 def get_suite(name: str) -> Suite:
     """The registered suite ``name`` (raises :class:`~llmopt.registry.RegistryError`)."""
     return SUITES.get(name)

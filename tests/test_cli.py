@@ -271,6 +271,21 @@ def test_simulate_unknown_policy_exits_2(tiny_file: Path) -> None:
     assert result.exit_code == 2 and "nope" in result.stderr
 
 
+def test_simulate_with_predictions(tmp_path: Path) -> None:
+    """C Example 1 from the command line: intervals from the file, or added by --predictions."""
+    ex1 = tmp_path / "ex1.json"
+    ex1.write_text(json.dumps({"M": 10, "requests": [
+        {"id": f"r{i}", "arrival": 0, "prompt": 1, "output": 1, "lower": 1, "upper": 4} for i in range(5)]}))
+    assert _json(runner.invoke(app, ["simulate", str(ex1), "--policy", "a-max", "--json"]))["tel"] == 9
+    out = _json(runner.invoke(app, ["simulate", str(ex1), "--policy", "a-max", "--json",
+                                    "--predictions", "shared:lower=1,upper=1"]))
+    assert out["tel"] == 5 and out["verified"]
+    bad = runner.invoke(app, ["simulate", str(ex1), "--policy", "a-min", "--predictions", "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.stderr
+    bare = runner.invoke(app, ["simulate", str(ex1), "--policy", "a-min", "--predictions", "none"])
+    assert bare.exit_code == 1 and "'r0' has none" in bare.stderr
+
+
 def test_check_ok_and_violation(tiny_file: Path, tmp_path: Path) -> None:
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"starts": {"r0": 0, "r1": 1, "r2": 0, "r3": 3}}))
