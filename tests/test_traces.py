@@ -7,7 +7,6 @@ statistics and timestamp spans, and skipped with a reason when the data folder i
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -293,11 +292,12 @@ def test_real_mooncake_too_long_for_M():
 
 @needs_data
 @pytest.mark.parametrize("name", [LMSYS_BIG, LMSYS_100K])
-def test_real_lmsys_loads_fast(name):
-    load_trace(TRACES / name, on_bad_row="clamp")  # warm the file cache and imports
-    t0 = time.perf_counter()
-    load_trace(TRACES / name, on_bad_row="clamp", M=16_492)
-    assert time.perf_counter() - t0 < 0.5
+def test_real_lmsys_loads_with_m_and_clamp(name):
+    """Loader speed is a benchmark claim (README, "Real traces"), not asserted here."""
+    free = load_trace(TRACES / name, on_bad_row="clamp")
+    capped = load_trace(TRACES / name, on_bad_row="clamp", M=16_492)
+    assert capped.n == free.n > 10_000
+    assert (capped.prompt + capped.output <= 16_492).all() and (capped.output >= 1).all()
 
 
 # --- sampling ------------------------------------------------------------------------------------------
@@ -382,12 +382,13 @@ def test_sample_errors():
         sample_instance(tr, 100, 0, rate=1.0, M=50)
 
 
-def test_sample_10k_is_fast():
+def test_sample_10k_draws_distinct_rows_in_arrival_order():
+    """Sampling speed is measured in benchmarks (results/continuous_speed), not asserted here."""
     tr = _synthetic_trace(20_000, timestamps=False)
-    sample_instance(tr, 100, 0, rate=1.0, M=30_000)
-    t0 = time.perf_counter()
-    sample_instance(tr, 10_000, 0, rate=50.0, M=30_000)
-    assert time.perf_counter() - t0 < 0.2
+    inst = sample_instance(tr, 10_000, 0, rate=50.0, M=30_000)
+    assert inst.n == 10_000 and len(set(inst.ids)) == 10_000
+    arrivals = [r.arrival for r in inst.requests]
+    assert arrivals == sorted(arrivals) and 0 < arrivals[0] < arrivals[-1]
 
 
 def test_to_discrete_instance_floors():
