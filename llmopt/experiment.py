@@ -144,7 +144,7 @@ def _simulate_policies(instance: Any, suite: Suite, rec: dict[str, Any]) -> dict
     for p in suite.policies:
         t0 = time.perf_counter()
         try:
-            sched = simulate(instance, make_policy_spec(p, seed=rec["seed"]))
+            sched = simulate(instance, make_policy_spec(p, seed=rec["seed"]), loop_limit=suite.loop_limit)
         except Exception as exc:  # one failing policy must not cost the others or the OPT solve
             rec[f"verified_{p}"] = False
             warnings.append(f"policy {p}: {type(exc).__name__}: {exc}")

@@ -180,8 +180,8 @@ class Suite:
     cost_model : str
         Registered cost model of a trace suite (:data:`llmopt.cost_model.COST_MODELS`).
     loop_limit : int
-        Loop guard of a trace suite: evictions with no completion in between before a
-        run is stopped as an eviction loop.
+        Loop guard of the simulations (both kinds of suite): evictions with no completion in
+        between before a run is stopped as an eviction loop.
     max_nnz : int
         Largest hindsight IP (nonzeros) the pipeline builds; a larger one is skipped up
         front (the bounds and the best schedule found are still reported).
