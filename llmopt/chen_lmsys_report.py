@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from llmopt.report import format_cell
 from llmopt.suites import Suite, WorkloadSpec
 
 __all__ = [
@@ -379,13 +380,7 @@ def _claim_measured(res: ClaimResult) -> str:
 
 
 def _fmt(v: Any, digits: int = 2) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, float):
-        return f"{v:,.{digits}f}"
-    return str(v)
+    return format_cell(v, digits)
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], digits: Sequence[int] | None = None) -> list[str]:

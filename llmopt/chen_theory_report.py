@@ -49,6 +49,7 @@ import pandas as pd
 
 from llmopt import chen_theory as ct
 from llmopt.chen_workloads import geometric_pmf, lg_pmf
+from llmopt.report import format_cell
 from llmopt.suites import Suite, WorkloadSpec
 
 __all__ = [
@@ -373,15 +374,7 @@ def theory_frame(records: Sequence[Mapping[str, Any]], suite: Suite, closed_form
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):,.{digits}f}"
-    return str(v)
+    return format_cell(v, digits)
 
 
 def _md_table(rows: Sequence[Sequence[Any]], header: Sequence[str], digits: int = 3) -> str:

@@ -104,7 +104,19 @@ class HSF(LookaheadPrefixPolicy):
         return (request.output, request.arrival)
 
 
-class ARandom(LookaheadPrefixPolicy):
+class _SeededPrefixPolicy(LookaheadPrefixPolicy):
+    """A prefix-rule policy whose key draws from ``random.Random(seed)``, re-seeded by ``reset``."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = int(seed)
+        super().__init__()
+
+    def reset(self, M: int) -> None:
+        super().reset(M)
+        self.rng = random.Random(self.seed)
+
+
+class ARandom(_SeededPrefixPolicy):
     """A_random (C App. Algorithm 4): requests in a seeded uniformly random order, true ``o_i``.
 
     Requests are admitted in the order of a random permutation while check (5) holds, and
@@ -115,19 +127,11 @@ class ARandom(LookaheadPrefixPolicy):
 
     name = "a-random"
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = int(seed)
-        super().__init__()
-
-    def reset(self, M: int) -> None:
-        super().reset(M)
-        self.rng = random.Random(self.seed)
-
     def key(self, request: RequestView) -> float:
         return self.rng.random()
 
 
-class AMax(LookaheadPrefixPolicy):
+class AMax(_SeededPrefixPolicy):
     """A_max (C §3.2, Algorithm 1): every request is projected with its upper end ``u_i``.
 
     Waiting requests are taken by ``u_i`` ascending with ties uniformly at random (seeded),
@@ -143,14 +147,6 @@ class AMax(LookaheadPrefixPolicy):
     name = "a-max"
     visibility = Visibility.HIDDEN
     needs_intervals = True
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = int(seed)
-        super().__init__()
-
-    def reset(self, M: int) -> None:
-        super().reset(M)
-        self.rng = random.Random(self.seed)
 
     def key(self, request: RequestView) -> tuple[int, float]:
         return (interval_of(request, self.name, self.M)[1], self.rng.random())

@@ -64,6 +64,20 @@ SUMMARY_COLUMNS = (
 ) + tuple(f"paper_{k}" for k in PAPER_KEYS)
 
 
+def format_cell(v: Any, digits: int = 1) -> str:
+    """A table cell: ``—`` for a missing value (``None``, NaN), ``yes``/``no`` for booleans,
+    integers with thousands separators, floats with ``digits`` decimals."""
+    if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):,.{digits}f}"
+    return str(v)
+
+
 def _stat(values: Sequence[float], how: str) -> float | None:
     if not values:
         return None

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from llmopt.report import format_cell
 from llmopt.suites import Suite
 
 __all__ = ["table_ec1_frame", "table_ec1", "figure8_frame", "figure8", "FIG8_CLAIMS"]
@@ -26,13 +27,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _fmt(v: Any, digits: int = 1) -> str:
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return "—"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, float):
-        return f"{v:,.{digits}f}"
-    return str(v)
+    return format_cell(v, digits)
 
 
 def _label(rec: Mapping[str, Any], suite: Suite) -> str:
