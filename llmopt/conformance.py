@@ -394,7 +394,6 @@ def check_suite(suite: str | Suite) -> list[str]:
     return problems
 
 
-#: Registry kind (as in :func:`llmopt.plugins.registries`) → its conformance check.
 def check_prediction(name: str) -> list[str]:
     """Prediction generator ``name`` (default parameters), applied to :func:`reference_instances`
     with their intervals removed, returns a valid instance of the same type with the same
@@ -426,6 +425,7 @@ def check_prediction(name: str) -> list[str]:
     return problems
 
 
+#: Registry kind (as in :func:`llmopt.plugins.registries`) → its conformance check.
 CHECKS = {
     "policy": check_policy,
     "workload": check_workload,

@@ -55,7 +55,7 @@ from llmopt.policies import LookaheadPrefixPolicy
 from llmopt.simulator import Decision, RequestView, SimulationError, Visibility
 
 __all__ = [
-    "PredictionError",
+    "IntervalPolicyError",
     "interval_of",
     "HSF",
     "ARandom",
@@ -66,8 +66,10 @@ __all__ = [
 ]
 
 
-class PredictionError(SimulationError):
-    """A prediction-based policy met a request without a usable prediction interval."""
+class IntervalPolicyError(SimulationError):
+    """A prediction-based policy met a request whose interval it cannot use (none, or buckets
+    that overlap for multi-interval A_min). Raised at run time; bad intervals in input files
+    are :class:`llmopt.instance.InstanceError`."""
 
 
 def interval_of(request: RequestView, policy: str, M: int) -> tuple[int, int]:
@@ -75,12 +77,12 @@ def interval_of(request: RequestView, policy: str, M: int) -> tuple[int, int]:
 
     The clamp uses only public facts: every request fits alone (``s_i + o_i <= M``, DESIGN
     §1), so ``o_i <= M − s_i`` whatever the prediction says; without it a request predicted
-    above ``M − s_i`` could never be admitted. Raises :class:`PredictionError` when the
+    above ``M − s_i`` could never be admitted. Raises :class:`IntervalPolicyError` when the
     request has no interval.
     """
     lo, hi = request.lower, request.upper
     if lo is None or hi is None:
-        raise PredictionError(
+        raise IntervalPolicyError(
             f"policy {policy!r} needs a prediction interval for every request, but request {request.id!r} has "
             "none (fields 'lower' and 'upper'; see llmopt.predictions for generators)")
     cap = M - request.prompt
@@ -164,7 +166,8 @@ class _ProjectedRunning:
     heap of projected completions finds them in ``O(log m)`` each.
     """
 
-    def __init__(self, M: int) -> None:
+    def __init__(self, M: int, track_due: bool = True) -> None:
+        self.track_due = track_due  # only refresh() reads the heap of projected completions
         self.profile = LookaheadProfile(M)
         self.items: dict[str, tuple[RequestView, int, int]] = {}  # id -> (request, start, estimate)
         self.base = 0  # Σ (s_j − p_j) over running requests
@@ -177,7 +180,8 @@ class _ProjectedRunning:
         self.items[request.id] = (request, start, estimate)
         self.profile.add(request.id, start, request.prompt, estimate)
         self.base += request.prompt - start
-        heapq.heappush(self._due, (start + estimate, request.id))
+        if self.track_due:
+            heapq.heappush(self._due, (start + estimate, request.id))
 
     def remove(self, request_id: str) -> tuple[RequestView, int, int]:
         request, start, estimate = self.items.pop(request_id)
@@ -209,7 +213,7 @@ class _ProjectedRunning:
         count = len(self.items)
         if not count:
             return None
-        wake = (self.profile.M - self.base) // count  # largest t' with base + (t' + 1)·count <= M
+        wake = (self.profile.M - self.base) // count  # smallest t' with base + (t' + 1)·count > M
         return max(wake, t + 1)
 
 
@@ -229,7 +233,10 @@ class AMin:
        ``max(õ_j, a_j + 1)``; the first misfit stops admission.
 
     The policy asks to be woken at the first step whose batch would overflow, so step 1
-    always runs in time and the KV cache never overflows.
+    always runs in time and, with the default ``running_estimate``, the KV cache never
+    overflows. The printed rule (``"literal"``) ignores running requests past ``õ`` in the
+    admission check and can overflow it (the engines then stop with an overflow error); it is
+    offered to show that gap of Algorithm 2.
 
     Parameters
     ----------
@@ -239,7 +246,8 @@ class AMin:
         When cancelled requests may start again (DIGEST I-32; see the module docstring).
     running_estimate : {"certified", "literal"}
         How admission projects a running request that has produced ``a_j >= õ_j`` tokens:
-        ``max(õ_j, a_j + 1)`` (default) or the printed rule, as already finished (I-33).
+        ``max(õ_j, a_j + 1)`` (default) or the printed rule, as already finished (I-33),
+        which can overflow the KV cache.
     """
 
     name = "a-min"
@@ -262,7 +270,7 @@ class AMin:
         self.M = M
         self.rng = random.Random(self.seed)
         self.queue: list[tuple[int, float, int, RequestView]] = []  # (õ, random tie, position, request)
-        self.running = _ProjectedRunning(M)
+        self.running = _ProjectedRunning(M, track_due=self.running_estimate == "certified")
         self.pseudo: dict[str, int] = {}  # õ_i of every unfinished request
         self.cancellations = 0
 
@@ -331,8 +339,9 @@ class AMinMulti(AMin):
     The classification is the prediction (C Exp. 2: ten bins of width 100, made by
     :func:`llmopt.predictions.bin_intervals`), so the policy is A_min on per-request
     intervals; what it adds is Algorithm 5's premise, checked at every arrival: the
-    intervals seen form *disjoint buckets* — two requests' intervals are equal or do not
-    overlap. Per-request overlapping intervals (C Exp. 3) are A_min's business (DIGEST §2.19).
+    intervals seen form *disjoint buckets* ``u_j <= ℓ_{j+1}`` — two requests' intervals are
+    equal or share at most an end point. Per-request overlapping intervals (C Exp. 3) are
+    A_min's business (DIGEST §2.19).
     """
 
     name = "a-min-multi"
@@ -351,21 +360,21 @@ class AMinMulti(AMin):
         known = self.buckets.get(lo)
         if known is not None:
             if known[0] != hi:
-                raise PredictionError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], "
+                raise IntervalPolicyError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], "
                                       f"request {known[1]!r} has [{lo}, {known[0]}]: the buckets of Algorithm 5 "
                                       "must be disjoint (use a-min for overlapping intervals)")
             return estimate
         k = bisect.bisect_left(self._lowers, lo)
         clash = None
-        if k and self.buckets[self._lowers[k - 1]][0] >= lo:
+        if k and self.buckets[self._lowers[k - 1]][0] > lo:
             clash = self._lowers[k - 1]
-        elif k < len(self._lowers) and self._lowers[k] <= hi:
+        elif k < len(self._lowers) and self._lowers[k] < hi:
             clash = self._lowers[k]
         if clash is not None:
             u, other = self.buckets[clash]
-            raise PredictionError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], which "
-                                  f"overlaps [{clash}, {u}] of request {other!r}: the buckets of Algorithm 5 must "
-                                  "be disjoint (use a-min for overlapping intervals)")
+            raise IntervalPolicyError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], "
+                                      f"which overlaps [{clash}, {u}] of request {other!r}: the buckets of "
+                                      "Algorithm 5 must be disjoint (use a-min for overlapping intervals)")
         self.buckets[lo] = (hi, request.id)
         self._lowers.insert(k, lo)
         return estimate
@@ -377,11 +386,15 @@ class AEll:
     Every request is first projected with ``ℓ_i``. A running request that has produced
     ``ℓ_i`` tokens and is still running (so ``o_i > ℓ_i``) is cancelled at once, its tokens
     discarded, promoted to ``õ_i = u_i`` and moved to the *end* of the waiting queue, behind
-    every request already waiting (DIGEST §2.20, I-34). Waiting requests are admitted from
-    the front of the queue (arrival order, FIFO) while check (5) holds with their projection,
-    and the first misfit stops admission. On any interval with ``o_i <= u_i`` the policy is
-    well defined and never overflows: a first-pass run is cancelled before it outgrows
-    ``ℓ_i``, and a promoted one completes within ``u_i``.
+    every request already waiting (DIGEST §2.20, I-34); requests promoted at the same step keep
+    their arrival order. Waiting requests are admitted from the front of the queue (FIFO) while
+    check (5) holds with their projection, and the first misfit stops admission. On any
+    interval with ``o_i <= u_i`` the policy never overflows: a first-pass run is cancelled
+    before it outgrows ``ℓ_i``, and a promoted one completes within ``u_i``.
+
+    If predictions may miss (``o_i > u_i``), a promoted run that outlives ``u_i`` is cancelled
+    once more, the same way, and re-queued with ``õ_i = M − s_i``, the public cap of every
+    output (DESIGN §1), so it completes on its next run and memory never overflows.
     """
 
     name = "a-ell"
@@ -395,33 +408,40 @@ class AEll:
         self.M = M
         self.queue: list[tuple[int, RequestView]] = []  # (sequence number, request): FIFO
         self.seq = 0
-        self.running = _ProjectedRunning(M)
-        self.promoted: set[str] = set()
+        self.running = _ProjectedRunning(M, track_due=False)
+        self.stage: dict[str, int] = {}  # 0: projected with ℓ, 1: with u (promoted), 2: with M − s
         self.cancellations = 0
-        self._checks: list[tuple[int, str]] = []  # (start + ℓ_i, id) of first-pass runs
+        self._checks: list[tuple[int, int, int, str]] = []  # (start + õ, arrival, position, id) of runs to watch
 
     def _enqueue(self, request: RequestView) -> None:
         heapq.heappush(self.queue, (self.seq, request))
         self.seq += 1
 
+    def _estimate(self, request: RequestView) -> int:
+        stage = self.stage[request.id]
+        if stage == 2:
+            return self.M - request.prompt
+        return interval_of(request, self.name, self.M)[stage]
+
     def on_arrival(self, t: int, request: RequestView) -> None:
         interval_of(request, self.name, self.M)
+        self.stage[request.id] = 0
         self._enqueue(request)
 
     def on_complete(self, t: int, request: RequestView) -> None:
         self.running.remove(request.id)
-        self.promoted.discard(request.id)
+        del self.stage[request.id]
 
     def decide(self, t: int) -> Decision:
         running, checks = self.running, self._checks
         cancelled: list[str] = []
         while checks and checks[0][0] <= t:
-            due, rid = heapq.heappop(checks)
+            due, _, _, rid = heapq.heappop(checks)
             entry = running.items.get(rid)
-            if entry is None or rid in self.promoted or entry[1] + entry[2] != due:
-                continue  # completed at ℓ_i, or a stale entry of an earlier run
+            if entry is None or entry[1] + entry[2] != due:
+                continue  # completed within its projection, or a stale entry of an earlier run
             request, _, _ = running.remove(rid)
-            self.promoted.add(rid)
+            self.stage[rid] += 1
             self._enqueue(request)
             cancelled.append(rid)
         self.cancellations += len(cancelled)
@@ -430,15 +450,14 @@ class AEll:
         wake = None
         while queue:
             request = queue[0][1]
-            lo, hi = interval_of(request, self.name, self.M)
-            o_est = hi if request.id in self.promoted else lo
+            o_est = self._estimate(request)
             if not profile.fits(t, request.prompt, o_est):
                 wake = profile.next_fit(t, request.prompt, o_est)
                 break
             heapq.heappop(queue)
             running.add(request, t, o_est)
-            if request.id not in self.promoted:
-                heapq.heappush(checks, (t + o_est, request.id))
+            if o_est < self.M - request.prompt:  # a run projected with M − s cannot outlive it
+                heapq.heappush(checks, (t + o_est, request.arrival, request.position, request.id))
             started.append(request.id)
         if checks and (wake is None or checks[0][0] < wake):
             wake = max(checks[0][0], t + 1)

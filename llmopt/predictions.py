@@ -344,9 +344,10 @@ def noisy_intervals(instance: InstanceT, sigma: float = 0.5, width: float = 0.5,
     seed = _check_int(seed, "seed", 0)
     rng = np.random.default_rng([seed, _NOISY_TAG])
     z = rng.standard_normal(instance.n)
-    # clipped so that a huge sigma cannot overflow to inf (the bounds stay exact integers below 2^53)
+    # the exponent is clipped so that a huge sigma cannot overflow to inf, and the point guess is
+    # capped at M (no output exceeds M − s), so the bounds stay exact integers far below 2^53
     outputs = np.array([r.output for r in instance.requests], dtype=np.float64)
-    centers = outputs * np.exp(np.minimum(float(sig) * z, 30.0))
+    centers = np.minimum(outputs * np.exp(np.minimum(float(sig) * z, 30.0)), float(instance.M))
     bounds = [relative_bounds(Fraction(float(c)), w) for c in centers]
     spec = f"noisy:sigma={_number_text(sig)},width={_number_text(w)},seed={seed}"
     return _with_intervals(instance, bounds, spec, True)

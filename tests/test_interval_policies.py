@@ -26,7 +26,7 @@ from llmopt.checker import check_schedule
 from llmopt.continuous import simulate_continuous
 from llmopt.cost_model import ConstantCostModel, make_cost_model
 from llmopt.instance import Instance, Request
-from llmopt.interval_policies import AMin, PredictionError
+from llmopt.interval_policies import AMin, IntervalPolicyError
 from llmopt.policies import make_policy_spec
 from llmopt.simulator import SimulationError, Visibility, simulate
 from llmopt.timed_checker import check_timed_schedule
@@ -222,7 +222,7 @@ def test_prediction_policies_never_see_true_outputs(visibility):
 def test_missing_interval_names_the_request():
     inst = Instance(10, (Request("a", 0, 1, 2, 1, 3), Request("b", 0, 1, 2)))
     for spec in PREDICTION_POLICIES:
-        with pytest.raises(PredictionError, match="'b'"):
+        with pytest.raises(IntervalPolicyError, match="'b'"):
             simulate(inst, make_policy_spec(spec))
 
 
@@ -241,6 +241,36 @@ def test_amax_with_missed_predictions_stops_with_an_overflow():
     assert run(inst, "a-min").tel >= 6 + 6
 
 
+def test_aell_promotes_same_step_cancellations_in_arrival_order():
+    """r2 and r10 start at 0, are promoted together at 1, and only one fits: r2 (earlier in the
+    queue) goes first, although "r10" < "r2" as strings."""
+    reqs = [Request(f"r{i}", 0 if i in (2, 10) else 100, 8 if i in (2, 10) else 1, 5 if i in (2, 10) else 1, 1, 5)
+            for i in range(11)]
+    sched = run(Instance(22, tuple(reqs)), "a-ell")
+    assert sched.starts["r2"] == 1 and sched.starts["r10"] == 5  # fits beside r2 from step 5
+
+
+def test_aell_survives_missed_predictions():
+    """A promoted run that outlives u is cancelled again and re-run with õ = M − s (no overflow)."""
+    inst = Instance(8, (Request("r0", 0, 1, 4, 1, 2), Request("r1", 3, 4, 3, 1, 3)), predictions_may_miss=True)
+    sched = run(inst, "a-ell")
+    assert [(e.id, e.t, e.tokens_lost) for e in sched.evictions][:2] == [("r0", 1, 1), ("r0", 3, 2)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_interval_instances(), st.integers(0, 2))
+def test_missed_predictions_never_break_amin_or_aell(inst, seed):
+    """With intervals anywhere (o outside them allowed), A_min and A_ℓ still run and never overflow."""
+    import random
+
+    rng = random.Random(seed)
+    wild = dataclasses.replace(inst, predictions_may_miss=True, requests=tuple(
+        dataclasses.replace(r, lower=lo, upper=lo + rng.randint(0, inst.M))
+        for r in inst.requests for lo in [rng.randint(1, inst.M)]))
+    for spec in ("a-min", "a-ell"):
+        run(wild, spec, seed=seed)
+
+
 # --- multi-interval A_min ---------------------------------------------------------------------------
 
 def test_multi_interval_amin_accepts_buckets_and_equals_amin():
@@ -253,9 +283,15 @@ def test_multi_interval_amin_accepts_buckets_and_equals_amin():
     assert dict(a.starts) == dict(b.starts) and a.evictions == b.evictions
 
 
+def test_multi_interval_amin_accepts_buckets_that_touch():
+    """DIGEST §2.19: buckets need only u_j <= ℓ_{j+1}."""
+    inst = Instance(20, (Request("x", 0, 1, 3, 1, 5), Request("y", 0, 1, 7, 5, 10)))
+    assert run(inst, "a-min-multi").tel == run(inst, "a-min").tel
+
+
 def test_multi_interval_amin_rejects_overlapping_intervals():
     inst = Instance(12, (Request("x", 0, 1, 3, 1, 4), Request("y", 0, 1, 4, 3, 6)))
-    with pytest.raises(PredictionError, match="'y'.*overlaps.*'x'"):
+    with pytest.raises(IntervalPolicyError, match="'y'.*overlaps.*'x'"):
         simulate(inst, make_policy_spec("a-min-multi"))
 
 
