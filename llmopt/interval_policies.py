@@ -244,10 +244,15 @@ class AMin:
         Seed of the tie-breaking RNG.
     readmit : {"same-step", "next-step"}
         When cancelled requests may start again (DIGEST I-32; see the module docstring).
-    running_estimate : {"certified", "literal"}
+    running_estimate : {"certified", "literal", "repaired"}
         How admission projects a running request that has produced ``a_j >= õ_j`` tokens:
         ``max(õ_j, a_j + 1)`` (default) or the printed rule, as already finished (I-33),
-        which can overflow the KV cache.
+        which can overflow the KV cache. ``"repaired"`` admits by the printed rule and then,
+        if the next batch would overflow, cancels requests of the whole batch in ascending
+        ``õ`` (ties at random) until it fits — requests started at this step are simply
+        not started. It keeps the over-admission and churn that C's analysis of A_min
+        describes ("all requests are loaded into memory and processed until they are either
+        completed or deleted", Lemma 1) while staying feasible.
     """
 
     name = "a-min"
@@ -257,8 +262,8 @@ class AMin:
     def __init__(self, seed: int = 0, readmit: str = "same-step", running_estimate: str = "certified") -> None:
         if readmit not in ("same-step", "next-step"):
             raise ValueError(f"readmit must be 'same-step' or 'next-step', got {readmit!r}")
-        if running_estimate not in ("certified", "literal"):
-            raise ValueError(f"running_estimate must be 'certified' or 'literal', got {running_estimate!r}")
+        if running_estimate not in ("certified", "literal", "repaired"):
+            raise ValueError(f"running_estimate must be 'certified', 'literal' or 'repaired', got {running_estimate!r}")
         self.seed = int(seed)
         self.readmit = readmit
         self.running_estimate = running_estimate
@@ -302,6 +307,26 @@ class AMin:
         self.cancellations += len(cancelled)
         return cancelled
 
+    def _repair(self, t: int, started: list[str]) -> list[RequestView]:
+        """Make the batch of step ``t`` fit after a literal admission: drop requests in ascending
+        ``õ`` (ties at random); one started at ``t`` goes back to the queue unstarted, an older
+        one is cancelled (returned). ``started`` is updated in place."""
+        running, pseudo = self.running, self.pseudo
+        order = sorted(running.items, key=lambda rid: (pseudo[rid], self.rng.random()))
+        cancelled = []
+        for rid in order:
+            if running.usage_after(t) <= self.M:
+                break
+            request, start, _ = running.remove(rid)
+            if start == t:
+                started.remove(rid)
+                self._enqueue(request)
+            else:
+                pseudo[rid] = max(pseudo[rid], t - start)
+                cancelled.append(request)
+        self.cancellations += len(cancelled)
+        return cancelled
+
     def decide(self, t: int) -> Decision:
         running = self.running
         cancelled = self._cancel(t) if running.usage_after(t) > self.M else []
@@ -321,6 +346,13 @@ class AMin:
             heapq.heappop(queue)
             running.add(request, t, o_est)
             started.append(request.id)
+        if self.running_estimate == "repaired" and running.usage_after(t) > self.M:
+            repaired = self._repair(t, started)
+            cancelled += repaired
+            if self.readmit == "same-step":
+                for request in repaired:
+                    self._enqueue(request)
+            wake = t + 1
         if self.readmit == "next-step":
             for request in cancelled:
                 self._enqueue(request)

@@ -125,6 +125,18 @@ def test_literal_running_estimate_overflows_and_the_fix_does_not():
     assert sched.starts == {"r1": 0, "r0": 6}  # r1 is projected with a + 1 = 5 tokens at t = 4 → r0 waits
 
 
+def test_repaired_reading_churns_where_the_certified_one_does_not():
+    """All ℓ = 1: the certified projection fills only the next step and never cancels here,
+    while the repaired literal admission over-admits and cancels, yet stays feasible."""
+    inst = Instance(6, tuple(Request(f"r{i}", 0, 1, o, 1, 5) for i, o in enumerate([4, 3, 2, 1])))
+    certified = run(inst, "a-min")
+    repaired = run(inst, "a-min:running_estimate=repaired")
+    assert not certified.evictions and certified.tel == 12
+    assert len(repaired.evictions) == 8 and repaired.tel == 28  # churn costs here: a small M
+    with pytest.raises(SimulationError, match="overflows memory"):
+        simulate(inst, make_policy_spec("a-min:running_estimate=literal"))
+
+
 class _Audited(AMin):
     """A_min that records, after every decision, the pseudo lengths of unfinished requests."""
 
@@ -153,6 +165,12 @@ def small_interval_instances(max_n: int = 7):
         return Instance(M, tuple(reqs))
 
     return build()
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_interval_instances(), st.integers(0, 3), st.sampled_from(["same-step", "next-step"]))
+def test_repaired_reading_is_always_feasible(inst, seed, readmit):
+    run(inst, f"a-min:running_estimate=repaired,readmit={readmit}", seed=seed)
 
 
 @settings(max_examples=150, deadline=None)
