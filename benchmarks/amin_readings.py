@@ -14,7 +14,7 @@ C's analysis. This benchmark measures the three on
 
 Every schedule is re-verified by the checker; a run that overflows is reported as such.
 
-    python benchmarks/amin_readings.py            # about 2 minutes
+    python benchmarks/amin_readings.py            # about 7 minutes (one core)
     python benchmarks/amin_readings.py --write    # also writes results/amin_readings/README.md
 """
 
