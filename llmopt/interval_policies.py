@@ -294,23 +294,10 @@ class AMin:
         self.running.remove(request.id)
         del self.pseudo[request.id]
 
-    def _cancel(self, t: int) -> list[RequestView]:
-        running, pseudo = self.running, self.pseudo
-        order = sorted(running.items, key=lambda rid: (pseudo[rid], self.rng.random()))
-        cancelled = []
-        for rid in order:
-            if running.usage_after(t) <= self.M:
-                break
-            request, start, _ = running.remove(rid)
-            pseudo[rid] = max(pseudo[rid], t - start)
-            cancelled.append(request)
-        self.cancellations += len(cancelled)
-        return cancelled
-
-    def _repair(self, t: int, started: list[str]) -> list[RequestView]:
-        """Make the batch of step ``t`` fit after a literal admission: drop requests in ascending
-        ``õ`` (ties at random); one started at ``t`` goes back to the queue unstarted, an older
-        one is cancelled (returned). ``started`` is updated in place."""
+    def _cancel(self, t: int, started: list[str]) -> list[RequestView]:
+        """Drop running requests in ascending ``õ`` (ties at random) until the batch of step ``t``
+        fits: one started at ``t`` (the repaired reading's over-admission) goes back to the queue
+        unstarted and leaves ``started``; an older one is cancelled, ``õ ← max(õ, a)``, and returned."""
         running, pseudo = self.running, self.pseudo
         order = sorted(running.items, key=lambda rid: (pseudo[rid], self.rng.random()))
         cancelled = []
@@ -329,14 +316,14 @@ class AMin:
 
     def decide(self, t: int) -> Decision:
         running = self.running
-        cancelled = self._cancel(t) if running.usage_after(t) > self.M else []
+        started: list[str] = []
+        cancelled = self._cancel(t, started) if running.usage_after(t) > self.M else []
         if self.readmit == "same-step":
             for request in cancelled:
                 self._enqueue(request)
         if self.running_estimate == "certified":
             running.refresh(t)
         queue, profile = self.queue, running.profile
-        started: list[str] = []
         wake = None
         while queue:
             o_est, _, _, request = queue[0]
@@ -347,7 +334,7 @@ class AMin:
             running.add(request, t, o_est)
             started.append(request.id)
         if self.running_estimate == "repaired" and running.usage_after(t) > self.M:
-            repaired = self._repair(t, started)
+            repaired = self._cancel(t, started)
             cancelled += repaired
             if self.readmit == "same-step":
                 for request in repaired:
