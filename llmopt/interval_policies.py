@@ -148,7 +148,6 @@ class AMax(_SeededPrefixPolicy):
 
     name = "a-max"
     visibility = Visibility.HIDDEN
-    needs_intervals = True
 
     def key(self, request: RequestView) -> tuple[int, float]:
         return (interval_of(request, self.name, self.M)[1], self.rng.random())
@@ -257,7 +256,6 @@ class AMin:
 
     name = "a-min"
     visibility = Visibility.HIDDEN
-    needs_intervals = True
 
     def __init__(self, seed: int = 0, readmit: str = "same-step", running_estimate: str = "certified") -> None:
         if readmit not in ("same-step", "next-step"):
@@ -418,7 +416,6 @@ class AEll:
 
     name = "a-ell"
     visibility = Visibility.HIDDEN
-    needs_intervals = True
 
     def __init__(self) -> None:
         self.reset(0)
