@@ -293,3 +293,11 @@ def test_json_round_trip(tmp_path):
     tnoisy = noisy_intervals(timed, 1.0, 0.1, seed=3)
     save_timed_instance(tnoisy, tpath)
     assert load_timed_instance(tpath) == tnoisy and load_timed_instance(tpath).predictions_may_miss
+
+
+def test_noisy_point_guesses_are_capped_at_m():
+    """A huge sigma once gave bounds above 2^53 (an InstanceError); the point guess is capped at M."""
+    inst = Instance(2000, tuple(Request(f"r{i}", 0, 1, 1000) for i in range(40)))
+    out = noisy_intervals(inst, sigma=100, width=0.5, seed=0)
+    assert out.predictions_may_miss
+    assert max(r.upper for r in out.requests) <= 1.5 * inst.M
