@@ -384,6 +384,12 @@ def _md_table(rows: Sequence[Sequence[Any]], header: Sequence[str], digits: int 
     return "\n".join(out) + "\n"
 
 
+def _save(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    _plt().close(fig)
+
+
 def _get(row: Mapping[str, Any], key: str) -> Any:
     v = row.get(key)
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
@@ -506,9 +512,7 @@ def _figure1(out: Path, df: pd.DataFrame) -> list[str]:
     ax.set_title("C Figure 1: A_min vs u — closed form and simulation")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "figure1.png", dpi=120)
-    plt.close(fig)
+    _save(fig, out / "figure1.png")
     return ["figure1.md / figure1.csv: Figure 1 closed form, fit, Lemma 2 at s = 0 / 1 on the samples, simulated "
             "A_min vs H-SF and vs the certified bound",
             "figure1.png: λ_max(u) and the fit for u = 1..1000 with the simulated points"]
@@ -624,9 +628,7 @@ def _figure2(out: Path, df: pd.DataFrame) -> list[str]:
     ax.set_title("C Figure 2: two-point family — bounds and simulation (s = 1)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5, ncol=2)
-    fig.tight_layout()
-    fig.savefig(out / "figure2.png", dpi=120)
-    plt.close(fig)
+    _save(fig, out / "figure2.png")
     return ["figure2.md / figure2.csv: Thm 6 / Thm 7 vs α beside simulated A_min and A_ℓ (vs H-SF and vs the "
             "certified bound), with the observed crossing",
             "figure2.png: the bound curves, α*, the s = 1 closed forms and the simulated points"]
@@ -694,9 +696,7 @@ def _figure3(out: Path, df: pd.DataFrame) -> list[str]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("competitive ratio")
-    fig.tight_layout()
-    fig.savefig(out / "figure3.png", dpi=120)
-    plt.close(fig)
+    _save(fig, out / "figure3.png")
     return ["figure3.md / figure3.csv: G(p) and LG(p) closed forms and bounds beside simulated A_min",
             "figure3.png: the closed-form curves vs q with 1.7 / 1.6 / 1.56 and the simulated points"]
 

@@ -92,3 +92,14 @@ def fake_solver(name: str, capabilities: frozenset, status: str = "time_limit", 
             return SolveResult(SolveStatus(status), None, bound, None, 0.0, solver=name, message=name)
 
     return Fake
+
+
+def have_trace_data() -> bool:
+    """Whether the staged trace data (``../shared/data/traces``) can be found."""
+    from llmopt.trace_experiment import data_dir
+
+    try:
+        data_dir()
+    except FileNotFoundError:
+        return False
+    return True

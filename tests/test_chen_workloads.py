@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import have_trace_data
 
 from llmopt.chen_workloads import (
     CHEN_LMSYS_TRACE,
@@ -49,16 +50,6 @@ SYNTHETIC = {"chen-two-point": chen_two_point, "chen-geometric": chen_geometric,
              "chen-worst-case": chen_worst_case}
 
 
-def _have_data() -> bool:
-    from llmopt.trace_experiment import data_dir
-
-    try:
-        data_dir()
-    except FileNotFoundError:
-        return False
-    return True
-
-
 def _have_worst_distribution() -> bool:
     try:
         from llmopt.chen_theory import figure1_worst_distribution  # noqa: F401
@@ -67,7 +58,7 @@ def _have_worst_distribution() -> bool:
     return True
 
 
-needs_data = pytest.mark.skipif(not _have_data(), reason="staged trace data (shared/data/traces, not in the "
+needs_data = pytest.mark.skipif(not have_trace_data(), reason="staged trace data (shared/data/traces, not in the "
                                 "repository) not found; set LLMOPT_DATA to the folder that holds traces/")
 needs_theory = pytest.mark.skipif(not _have_worst_distribution(),
                                   reason="llmopt.chen_theory.figure1_worst_distribution not available")

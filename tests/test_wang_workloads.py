@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import have_trace_data
 from scipy import stats
 
 from llmopt.instance import Instance
@@ -208,17 +209,7 @@ def test_parameters_and_errors():
 # --- W §7 mixed dataset ------------------------------------------------------------------------------------
 
 
-def _have_data() -> bool:
-    from llmopt.trace_experiment import data_dir
-
-    try:
-        data_dir()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-needs_data = pytest.mark.skipif(not _have_data(), reason="staged trace data (shared/data/traces, not in the "
+needs_data = pytest.mark.skipif(not have_trace_data(), reason="staged trace data (shared/data/traces, not in the "
                                 "repository) not found; set LLMOPT_DATA to the folder that holds traces/")
 
 
