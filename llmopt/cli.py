@@ -151,6 +151,9 @@ def solve(
     search_evals: Annotated[int, typer.Option(
         help="Local-search evaluations for the upper bound and warm start (0: none; stops early at a quarter "
              "of --time-limit).")] = 200,
+    lns_iterations: Annotated[int, typer.Option(
+        help="Sub-IPs of the `lns` upper-bound stage (--upper-bound lns; stops early at a quarter of "
+             "--time-limit).")] = 40,
     max_nnz: Annotated[int, typer.Option(help="Largest model built, in nonzeros.")] = DEFAULT_MAX_NNZ,
     json_output: JsonFlag = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on standard error.")] = False,
@@ -174,6 +177,7 @@ def solve(
     check_option("--threads", threads, minimum=1)
     check_option("--seed", seed, minimum=0)
     check_option("--search-evals", search_evals, minimum=0)
+    check_option("--lns-iterations", lns_iterations, minimum=0)
     check_option("--max-nnz", max_nnz, minimum=1)
     if relax and write_schedule is not None:
         die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
@@ -191,7 +195,7 @@ def solve(
         h = solve_hindsight(
             instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
             windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
-            max_nnz=max_nnz, progress=_progress(quiet), solve_ip=not relax,
+            lns_iterations=lns_iterations, max_nnz=max_nnz, progress=_progress(quiet), solve_ip=not relax,
         )
     except PipelineInterrupted as exc:
         die(str(exc), 130)

@@ -312,7 +312,7 @@ def check_upper_bound(name: str) -> list[str]:
 
     problems = []
     for label, (inst, opt) in reference_instances().items():
-        ctx = SearchContext(seed=0, search_evals=20)
+        ctx = SearchContext(seed=0, search_evals=20, lns_iterations=5, cp_sat_seconds=2.0)
         try:
             first, second = find_schedule(name, inst, ctx), find_schedule(name, inst, ctx)
         except Exception as exc:

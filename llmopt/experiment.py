@@ -98,6 +98,7 @@ def _blank_record(suite: Suite, task: Task) -> dict[str, Any]:
         "upper_bounds": list(suite.upper_bounds),
         "ip_time_limit": suite.ip_time_limit,
         "search_evals": suite.search_evals,
+        "lns_iterations": suite.lns_iterations,
         **{f"bound_{b}": None for b in suite.bounds},
         **{f"bound_{b}_verified": None for b in suite.bounds},
         "hindsight_errors": [],
@@ -129,6 +130,7 @@ def _hindsight(instance: Any, suite: Suite, seed: int, schedules: Mapping[str, A
         threads=1,
         seed=seed,
         search_evals=suite.search_evals,
+        lns_iterations=suite.lns_iterations,
         max_nnz=suite.max_nnz,
         schedules=schedules,
     )

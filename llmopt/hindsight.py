@@ -156,6 +156,7 @@ def upper_bound_schedules(
     known: Mapping[str, Schedule] | None = None,
     stages: tuple[str, ...] = DEFAULT_UPPER_BOUNDS,
     deadline: float | None = None,
+    lns_iterations: int = 0,
 ) -> dict[str, Schedule]:
     """Run the upper-bound stages; ``known`` schedules (e.g. a benchmark's policies) are reused.
 
@@ -165,7 +166,8 @@ def upper_bound_schedules(
     out = dict(known or {})
     for name in stages:
         if name not in out:
-            ctx = SearchContext(seed=seed, search_evals=search_evals, deadline=deadline, known=out)
+            ctx = SearchContext(seed=seed, search_evals=search_evals, deadline=deadline, known=out,
+                                lns_iterations=lns_iterations)
             out[name] = find_schedule(name, instance, ctx)
     return out
 
@@ -183,6 +185,7 @@ def solve_hindsight(
     threads: int = 1,
     seed: int = 0,
     search_evals: int = 200,
+    lns_iterations: int = 0,
     max_nnz: int = DEFAULT_MAX_NNZ,
     schedules: Mapping[str, Schedule] | None = None,
     progress: Progress | None = None,
@@ -214,6 +217,8 @@ def solve_hindsight(
         Seed of the search stages.
     search_evals : int
         Evaluations of each search stage (0: none).
+    lns_iterations : int
+        Sub-IPs of the ``lns`` stage, when it is one of ``upper_bounds``.
     max_nnz : int
         Largest model built (:data:`DEFAULT_MAX_NNZ`); a larger one is skipped with a message.
     schedules : mapping, optional
@@ -250,7 +255,8 @@ def solve_hindsight(
     try:
         # 1. upper bounds
         found = upper_bound_schedules(instance, seed=seed, search_evals=search_evals, known=schedules,
-                                      stages=upper_bounds, deadline=budget.deadline(0.25))
+                                      stages=upper_bounds, deadline=budget.deadline(0.25),
+                                      lns_iterations=lns_iterations)
         run.add_schedules(found)
         run.stage("upper bounds", ", ".join(f"{k} {v}" for k, v in run.heuristics.items()))
         win = windows_stage(instance, run.incumbent)

@@ -333,7 +333,9 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: lis
         f"Hindsight pipeline: formulation `{suite.formulation}`, solver `{suite.solver}`, "
         f"{'no time limit' if suite.ip_time_limit is None else f'{suite.ip_time_limit:g} s'} per IP solve, "
         f"lower bounds {', '.join(suite.bounds) or 'none'}, upper bounds {', '.join(suite.upper_bounds) or 'none'} "
-        f"(local search {suite.search_evals} evaluations) for the warm start and the start windows.",
+        f"(local search {suite.search_evals} evaluations"
+        f"{f'; lns {suite.lns_iterations} sub-IPs' if 'lns' in suite.upper_bounds else ''}) "
+        "for the warm start and the start windows.",
         "",
         "Which ratio is which (TEL = the reference policy's TEL, re-verified by the checker):",
         "",
@@ -343,7 +345,7 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: lis
         "- **TEL/best found**: against the best verified schedule found (heuristics or IP). The best found "
         "TEL is ≥ OPT, so this is a **lower bound on the true ratio**.",
         "- **TEL/bound**: against a certified lower bound on OPT — the largest of the solver's MIP bound, "
-        "the LP-relaxation bound re-derived by the independent checker from its dual, and Σ o_i "
+        "the suite's bound stages (each re-derived by the independent checker from its certificate), and Σ o_i "
         "(field `bound_certificate` of each trial says which). This is an "
         "**upper bound on the true ratio**.",
         "- *= OPT (proven)*: trials where the reference TEL equals the proven OPT; *> best found*: trials "

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-__all__ = ["Eviction", "Run", "MemoryTrace", "Schedule"]
+__all__ = ["Eviction", "Run", "MemoryTrace", "Schedule", "schedule_from_starts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,3 +274,16 @@ class Schedule:
             "evictions": [{"t": e.t, "id": e.id, "tokens_lost": e.tokens_lost} for e in self.evictions],
             "recomputed_tokens": self.recomputed_tokens,
         }
+
+
+def schedule_from_starts(instance: Any, starts: Mapping[str, int], policy: str) -> Schedule:
+    """The :class:`Schedule` (no evictions) of an :class:`~llmopt.instance.Instance` whose requests
+    start at ``starts`` — for search stages that place starts directly instead of simulating.
+
+    Nothing is checked here: the hindsight pipeline verifies every schedule with the checker."""
+    completions = {r.id: starts[r.id] + r.output for r in instance.requests}
+    origin = min((r.arrival for r in instance.requests), default=0)
+    runs = [(starts[r.id], completions[r.id], r.prompt) for r in instance.requests]
+    tel = sum(completions[r.id] - r.arrival for r in instance.requests)
+    return Schedule(policy=policy, starts=dict(starts), completions=completions, tel=tel,
+                    memory=MemoryTrace(origin, runs))

@@ -269,7 +269,8 @@ def _legacy_settings() -> dict[str, Any]:
     defaults = {f.name: f.default for f in dataclass_fields(Suite)}
     return {k: list(v) if isinstance(v, tuple) else v
             for k, v in defaults.items()
-            if k in ("formulation", "windows", "bounds", "upper_bounds", "kind", "cost_model", "loop_limit", "max_nnz")}
+            if k in ("formulation", "windows", "bounds", "upper_bounds", "kind", "cost_model", "loop_limit", "max_nnz",
+                     "lns_iterations")}
 
 
 def check_folder_suite(meta: Mapping[str, Any], suite: Suite, folder: Path, *, settings: bool = True) -> None:

@@ -156,6 +156,8 @@ class Suite:
         Seconds per hindsight IP solve (``None``: no limit).
     search_evals : int
         Local-search evaluations used for the IP's upper bound and warm start.
+    lns_iterations : int
+        Sub-IPs of the ``lns`` upper-bound stage (when it is one of ``upper_bounds``).
     formulation : str
         Registered formulation of the hindsight IP.
     windows : str
@@ -199,6 +201,7 @@ class Suite:
     solver: str = DEFAULT_SOLVER
     ip_time_limit: float | None = 10.0
     search_evals: int = 200
+    lns_iterations: int = 0
     formulation: str = "hindsight-ip"
     windows: str = "upper-bound"
     bounds: tuple[str, ...] = DEFAULT_BOUNDS
@@ -251,6 +254,9 @@ class Suite:
             object.__setattr__(self, "ip_time_limit", float(self.ip_time_limit))
         if isinstance(self.search_evals, bool) or not isinstance(self.search_evals, int) or self.search_evals < 0:
             raise ValueError(f"suite {self.name!r}: search_evals must be an integer >= 0")
+        if (isinstance(self.lns_iterations, bool) or not isinstance(self.lns_iterations, int)
+                or self.lns_iterations < 0):
+            raise ValueError(f"suite {self.name!r}: lns_iterations must be an integer >= 0")
         if not isinstance(self.task_table, bool):
             raise ValueError(f"suite {self.name!r}: task_table must be true or false")
         if self.kind not in ("hindsight", "trace"):
@@ -303,6 +309,7 @@ class Suite:
             "solver": self.solver,
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
+            "lns_iterations": self.lns_iterations,
             "formulation": self.formulation,
             "windows": self.windows,
             "bounds": list(self.bounds),
@@ -364,6 +371,7 @@ class Suite:
             "solver": self.solver,
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
+            "lns_iterations": self.lns_iterations,
             "formulation": self.formulation,
             "windows": self.windows,
             "bounds": list(self.bounds),
@@ -390,6 +398,10 @@ _IP_SCALING_POINTS = (
     + [(30, n) for n in (8, 12, 16)]
     + [(50, n) for n in (8, 12, 16)]
 )
+
+#: Sizes of the opt-frontier suite: n for AM1; the horizon T for AM2 (λ = 1, seed 0: n = 13, 18, 25, 30).
+OPT_FRONTIER_AM1_N = (16, 20, 24, 28)
+OPT_FRONTIER_AM2_T = (20, 28, 36, 44)
 
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
 SUITES.register(
@@ -437,6 +449,47 @@ SUITES.register(
         task_table=True,
     ),
     "AM1 at fixed (M, n), 14 points up to n = 24, 600 s per IP (results/ip_scaling)",
+)
+SUITES.register(
+    "jaillet-certified",
+    Suite(
+        name="jaillet-certified",
+        description="J §5.1 trials with the certified bracket of issue 9: lns schedules, lp + energy bounds",
+        workloads=(
+            WorkloadSpec("jaillet-am1", tuple(range(200)), {}),
+            WorkloadSpec("jaillet-am2", tuple(range(200)), {}),
+        ),
+        ip_time_limit=5.0,
+        search_evals=200,
+        lns_iterations=30,
+        upper_bounds=("mc-sf", "fcfs", "local-search", "lns"),
+        bounds=("lp", "energy"),
+        paper=_J_PAPER,
+    ),
+    "the 400 jaillet-synthetic trials with the lns stage and the energy bound (results/jaillet-certified)",
+)
+SUITES.register(
+    "opt-frontier",
+    Suite(
+        name="opt-frontier",
+        description="Proven-OPT frontier: AM1 (M = 40) and AM2 (M = 40, λ = 1) of growing size, 600 s per IP, "
+                    "lns and cp-sat schedules, lp + energy bounds",
+        workloads=tuple(
+            WorkloadSpec("jaillet-am1", (0,), {"n_range": (n, n), "M_range": (40, 40)}, f"AM1 n={n}")
+            for n in OPT_FRONTIER_AM1_N
+        ) + tuple(
+            WorkloadSpec("jaillet-am2", (0,), {"T_range": (T, T), "rate_range": (1.0, 1.0), "M_range": (40, 40)},
+                         f"AM2 T={T}")
+            for T in OPT_FRONTIER_AM2_T
+        ),
+        ip_time_limit=600.0,
+        search_evals=200,
+        lns_iterations=60,
+        upper_bounds=("mc-sf", "fcfs", "local-search", "lns", "cp-sat"),
+        bounds=("lp", "energy"),
+        task_table=True,
+    ),
+    "AM1 (n = 16…28) and AM2 (T = 20…44) at M = 40: proven OPT or certified gap, 600 s per IP",
 )
 
 

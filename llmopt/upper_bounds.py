@@ -43,12 +43,18 @@ class SearchContext:
         depends on the machine's speed, which the pipeline reports).
     known : mapping
         Schedules found by earlier stages (e.g. MC-SF's, a search's start point).
+    lns_iterations : int
+        Sub-IPs solved by the large-neighbourhood search ``lns`` (:mod:`llmopt.lns`).
+    cp_sat_seconds : float
+        CPU budget of ``cp-sat`` (:mod:`llmopt.cp_sat`), in CP-SAT's *deterministic* seconds.
     """
 
     seed: int = 0
     search_evals: int = 0
     deadline: float | None = None
     known: Mapping[str, Schedule] = field(default_factory=dict)
+    lns_iterations: int = 0
+    cp_sat_seconds: float = 10.0
 
 
 UpperBoundStage = Callable[[Instance, SearchContext], Schedule]
@@ -94,3 +100,7 @@ def find_schedule(name: str, instance: Instance, ctx: SearchContext) -> Schedule
 
 UPPER_BOUNDS.register("local-search", "llmopt.upper_bounds:local_search_stage",
                       "pair-swap local search over priority lists, from MC-SF (seeded, counted evaluations)")
+UPPER_BOUNDS.register("lns", "llmopt.lns:lns_stage",
+                      "large-neighbourhood search: re-place a few requests optimally by a sub-IP (HiGHS)")
+UPPER_BOUNDS.register("cp-sat", "llmopt.cp_sat:cp_sat_stage",
+                      "CP-SAT on the exact staircase model, hinted with the best schedule so far")
