@@ -2,8 +2,9 @@
 
 Commands::
 
-    llmopt solve FILE.json [--relax] [--solver S] [--formulation F] [--bound B ...]
-                           [--time-limit S] [--search-evals N] [--write-schedule OUT.json] [--json]
+    llmopt solve FILE.json [--relax] [--solver S] [--formulation F] [--bound B ...] [--upper-bound U ...]
+                           [--time-limit S] [--search-evals N] [--lns-iterations N] [--cp-sat-seconds S]
+                           [--write-schedule OUT.json] [--json]
     llmopt simulate FILE.json --policy NAME [--json]
     llmopt check FILE.json SCHEDULE.json [--all] [--json]
     llmopt bench run|list|report ...        (see llmopt.cli_bench)
@@ -52,7 +53,7 @@ from llmopt.registry import Registry
 from llmopt.result import SolveStatus
 from llmopt.solvers import DEFAULT_SOLVER
 from llmopt.timed_instance import TimedInstance
-from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS
+from llmopt.upper_bounds import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
 
@@ -153,7 +154,10 @@ def solve(
              "of --time-limit).")] = 200,
     lns_iterations: Annotated[int, typer.Option(
         help="Sub-IPs of the `lns` upper-bound stage (--upper-bound lns; stops early at a quarter of "
-             "--time-limit).")] = 40,
+             "--time-limit).")] = DEFAULT_LNS_ITERATIONS,
+    cp_sat_seconds: Annotated[float, typer.Option(
+        help="Deterministic seconds of the `cp-sat` upper-bound stage (--upper-bound cp-sat).")
+    ] = DEFAULT_CP_SAT_SECONDS,
     max_nnz: Annotated[int, typer.Option(help="Largest model built, in nonzeros.")] = DEFAULT_MAX_NNZ,
     json_output: JsonFlag = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on standard error.")] = False,
@@ -178,6 +182,7 @@ def solve(
     check_option("--seed", seed, minimum=0)
     check_option("--search-evals", search_evals, minimum=0)
     check_option("--lns-iterations", lns_iterations, minimum=0)
+    check_option("--cp-sat-seconds", cp_sat_seconds, minimum=0, strict=True)
     check_option("--max-nnz", max_nnz, minimum=1)
     if relax and write_schedule is not None:
         die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
@@ -195,7 +200,8 @@ def solve(
         h = solve_hindsight(
             instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
             windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
-            lns_iterations=lns_iterations, max_nnz=max_nnz, progress=_progress(quiet), solve_ip=not relax,
+            lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds, max_nnz=max_nnz,
+            progress=_progress(quiet), solve_ip=not relax,
         )
     except PipelineInterrupted as exc:
         die(str(exc), 130)

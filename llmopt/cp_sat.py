@@ -9,10 +9,10 @@ The objective is ``Σ k_i`` (TEL up to a constant). The best schedule known is t
 The budget is CP-SAT's *deterministic* time (``max_deterministic_time``) with one worker,
 so a run depends only on the instance, the hint and the seed, not on the machine's load.
 
-What it is good for (measured, see ``results/opt_frontier/README.md``): on small instances
-it finds and often proves the optimum; on J §5.1 instances (n = 27–68) it did not improve
-its hint within 10–20 s, and its bound stayed near ``Σ o_i`` — :mod:`llmopt.lns` is the
-stage that improves schedules at that size. Its bound is not used as a certified bound.
+What it is good for (measured while building it, on six J §5.1 trials, n = 27–68): on tiny
+instances it proves the optimum (tests); at J's size it did not improve its hint within 10–20 s
+with one or two workers, and its bound stayed near ``Σ o_i`` — :mod:`llmopt.lns` is the stage
+that improves schedules at that size. Its bound is never used as a certified bound.
 
 OR-Tools is imported only when the stage runs; :func:`available` checks for it without
 importing it.
@@ -21,9 +21,14 @@ importing it.
 from __future__ import annotations
 
 import importlib.util
+import time
+from typing import TYPE_CHECKING
 
 from llmopt.instance import Instance
 from llmopt.schedule import Schedule, schedule_from_starts
+
+if TYPE_CHECKING:
+    from llmopt.upper_bounds import SearchContext
 
 __all__ = ["available", "cp_sat_schedule", "cp_sat_stage", "MAX_TOKENS"]
 
@@ -32,15 +37,37 @@ MAX_TOKENS = 200_000
 
 
 def available() -> bool:
-    """Whether OR-Tools is installed (checked without importing it)."""
+    """Whether OR-Tools is installed (checked without importing it).
+
+    Returns
+    -------
+    bool
+    """
     return importlib.util.find_spec("ortools") is not None
 
 
-def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed: int = 0) -> Schedule:
+def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed: int = 0,
+                    deadline: float | None = None) -> Schedule:
     """Search for a schedule better than ``hint`` with CP-SAT for ``seconds`` deterministic seconds.
 
-    Returns the best schedule CP-SAT found (its policy name says whether CP-SAT proved it
-    optimal), or ``hint`` rebuilt from its starts when CP-SAT found nothing better.
+    Parameters
+    ----------
+    instance : Instance
+    hint : Schedule
+        A feasible schedule: the solution hint, and its TEL bounds the start windows.
+    seconds : float
+        CP-SAT's ``max_deterministic_time`` (one worker).
+    seed : int
+        CP-SAT's ``random_seed``.
+    deadline : float, optional
+        ``time.perf_counter()`` value by which CP-SAT must stop (wall clock; the result then
+        depends on the machine's speed).
+
+    Returns
+    -------
+    Schedule
+        The best schedule CP-SAT found (its policy name says whether CP-SAT proved it optimal
+        within the windows), or ``hint`` rebuilt from its starts when CP-SAT found nothing better.
 
     Raises
     ------
@@ -67,38 +94,51 @@ def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed:
     starts = []
     intervals, demands = [], []
     for i, r in enumerate(reqs):
-        k = model.new_int_var(windows.lo[i], windows.hi[i], f"k_{r.id}")
+        # a hint that idles may start past T_c − o; a wider window still holds an optimal schedule
+        k = model.new_int_var(windows.lo[i], max(windows.hi[i], hint.starts[r.id]), f"k_{r.id}")
         starts.append(k)
         model.add_hint(k, hint.starts[r.id])
         for j in range(1, r.output + 1):
             intervals.append(model.new_fixed_size_interval_var(k + j, 1, f"tok_{r.id}_{j}"))
             demands.append(r.prompt + j)
     model.add_cumulative(intervals, demands, instance.M)
-    model.minimize(sum(starts))
+    model.minimize(cp_model.LinearExpr.sum(starts))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     # OR-Tools otherwise installs its own SIGINT handler, which outlives the solve and swallows the
     # Ctrl-C that stops the pipeline's other stages (llmopt.hindsight).
     solver.parameters.catch_sigint_signal = False
     solver.parameters.max_deterministic_time = float(seconds)
+    if deadline is not None:
+        solver.parameters.max_time_in_seconds = max(0.0, deadline - time.perf_counter())
     solver.parameters.random_seed = int(seed)
     status = solver.solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return schedule_from_starts(instance, dict(hint.starts), policy="cp-sat(no solution; hint)")
-    found = {r.id: int(solver.value(starts[i])) for i, r in enumerate(reqs)}
-    label = "cp-sat(optimal)" if status == cp_model.OPTIMAL else f"cp-sat({seconds:g} det. s)"
-    better = schedule_from_starts(instance, found, policy=label)
-    if better.tel > hint.tel:  # CP-SAT keeps the hint when it cannot improve; never return worse
-        return schedule_from_starts(instance, dict(hint.starts), policy=hint.policy)
-    return better
+    found = None
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        label = "cp-sat(optimal)" if status == cp_model.OPTIMAL else f"cp-sat({seconds:g} det. s)"
+        found = schedule_from_starts(instance, {r.id: int(solver.value(starts[i])) for i, r in enumerate(reqs)},
+                                     policy=label)
+    if found is None or found.tel > hint.tel:  # never return worse than the hint
+        return schedule_from_starts(instance, dict(hint.starts), policy="cp-sat(no improvement; hint)")
+    return found
 
 
-def cp_sat_stage(instance: Instance, ctx) -> Schedule:  # ctx: llmopt.upper_bounds.SearchContext
-    """Upper-bound stage ``cp-sat``: :func:`cp_sat_schedule` hinted with the best schedule found so far
-    (MC-SF's if none), for ``ctx.cp_sat_seconds`` deterministic seconds."""
-    from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
+def cp_sat_stage(instance: Instance, ctx: SearchContext) -> Schedule:
+    """Upper-bound stage ``cp-sat``.
 
-    known = list(ctx.known.values())
-    hint = min(known, key=lambda sch: sch.tel) if known else simulate(instance, make_policy("mc-sf"))
-    return cp_sat_schedule(instance, hint, seconds=ctx.cp_sat_seconds, seed=ctx.seed)
+    Parameters
+    ----------
+    instance : Instance
+    ctx : SearchContext
+        :func:`cp_sat_schedule` runs for ``ctx.cp_sat_seconds`` deterministic seconds (and stops at
+        ``ctx.deadline`` in wall-clock time), hinted with the best verified schedule found so far
+        (:func:`~llmopt.upper_bounds.best_verified`).
+
+    Returns
+    -------
+    Schedule
+    """
+    from llmopt.upper_bounds import best_verified
+
+    return cp_sat_schedule(instance, best_verified(instance, ctx), seconds=ctx.cp_sat_seconds, seed=ctx.seed,
+                           deadline=ctx.deadline)

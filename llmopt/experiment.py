@@ -99,6 +99,7 @@ def _blank_record(suite: Suite, task: Task) -> dict[str, Any]:
         "ip_time_limit": suite.ip_time_limit,
         "search_evals": suite.search_evals,
         "lns_iterations": suite.lns_iterations,
+        "cp_sat_seconds": suite.cp_sat_seconds,
         **{f"bound_{b}": None for b in suite.bounds},
         **{f"bound_{b}_verified": None for b in suite.bounds},
         "hindsight_errors": [],
@@ -131,6 +132,7 @@ def _hindsight(instance: Any, suite: Suite, seed: int, schedules: Mapping[str, A
         seed=seed,
         search_evals=suite.search_evals,
         lns_iterations=suite.lns_iterations,
+        cp_sat_seconds=suite.cp_sat_seconds,
         max_nnz=suite.max_nnz,
         schedules=schedules,
     )

@@ -48,7 +48,13 @@ from llmopt.model import ModelTooLarge
 from llmopt.result import SolveResult, SolveStatus
 from llmopt.schedule import Schedule
 from llmopt.solvers import DEFAULT_SOLVER, Capability, get_solver
-from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS, SearchContext, find_schedule
+from llmopt.upper_bounds import (
+    DEFAULT_CP_SAT_SECONDS,
+    DEFAULT_LNS_ITERATIONS,
+    DEFAULT_UPPER_BOUNDS,
+    SearchContext,
+    find_schedule,
+)
 
 __all__ = ["HindsightResult", "PipelineInterrupted", "solve_hindsight", "upper_bound_schedules", "DEFAULT_MAX_NNZ",
            "DEFAULT_BOUNDS"]
@@ -156,7 +162,8 @@ def upper_bound_schedules(
     known: Mapping[str, Schedule] | None = None,
     stages: tuple[str, ...] = DEFAULT_UPPER_BOUNDS,
     deadline: float | None = None,
-    lns_iterations: int = 0,
+    lns_iterations: int = DEFAULT_LNS_ITERATIONS,
+    cp_sat_seconds: float = DEFAULT_CP_SAT_SECONDS,
 ) -> dict[str, Schedule]:
     """Run the upper-bound stages; ``known`` schedules (e.g. a benchmark's policies) are reused.
 
@@ -167,7 +174,7 @@ def upper_bound_schedules(
     for name in stages:
         if name not in out:
             ctx = SearchContext(seed=seed, search_evals=search_evals, deadline=deadline, known=out,
-                                lns_iterations=lns_iterations)
+                                lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds)
             out[name] = find_schedule(name, instance, ctx)
     return out
 
@@ -185,7 +192,8 @@ def solve_hindsight(
     threads: int = 1,
     seed: int = 0,
     search_evals: int = 200,
-    lns_iterations: int = 0,
+    lns_iterations: int = DEFAULT_LNS_ITERATIONS,
+    cp_sat_seconds: float = DEFAULT_CP_SAT_SECONDS,
     max_nnz: int = DEFAULT_MAX_NNZ,
     schedules: Mapping[str, Schedule] | None = None,
     progress: Progress | None = None,
@@ -219,6 +227,8 @@ def solve_hindsight(
         Evaluations of each search stage (0: none).
     lns_iterations : int
         Sub-IPs of the ``lns`` stage, when it is one of ``upper_bounds``.
+    cp_sat_seconds : float
+        Deterministic seconds of the ``cp-sat`` stage, when it is one of ``upper_bounds``.
     max_nnz : int
         Largest model built (:data:`DEFAULT_MAX_NNZ`); a larger one is skipped with a message.
     schedules : mapping, optional
@@ -256,7 +266,7 @@ def solve_hindsight(
         # 1. upper bounds
         found = upper_bound_schedules(instance, seed=seed, search_evals=search_evals, known=schedules,
                                       stages=upper_bounds, deadline=budget.deadline(0.25),
-                                      lns_iterations=lns_iterations)
+                                      lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds)
         run.add_schedules(found)
         run.stage("upper bounds", ", ".join(f"{k} {v}" for k, v in run.heuristics.items()))
         win = windows_stage(instance, run.incumbent)

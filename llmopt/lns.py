@@ -13,7 +13,8 @@ but moves starts is kept too (it lets the search drift across plateaus).
 Each sub-IP is small (``free × (2·span + 1)`` columns) and is solved by HiGHS
 (``highspy``, warm-started at the current placement) with a node limit rather than a clock limit, so the result
 depends only on the instance, the start schedule and the seed (DESIGN §4 invariant 3) —
-unless the pipeline's ``deadline`` stops the search early, which the pipeline reports.
+unless a ``deadline`` stops the search early (the schedule's ``policy`` then says how many
+iterations ran).
 
 Why an IP and not CP-SAT for the repair: measured on J §5.1 instances (n = 27–68), CP-SAT
 on the whole instance (:mod:`llmopt.cp_sat`) did not improve its hint within 10–20 s with
@@ -23,12 +24,16 @@ one or two workers, whereas these sub-IPs solve in well under a second.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from llmopt.instance import Instance
 from llmopt.schedule import Schedule, schedule_from_starts
+
+if TYPE_CHECKING:
+    from llmopt.upper_bounds import SearchContext
 
 __all__ = ["lns", "lns_stage", "DEFAULT_FREE", "DEFAULT_SPAN", "SUB_IP_NODE_LIMIT"]
 
@@ -116,11 +121,13 @@ def lns(
     Parameters
     ----------
     instance : Instance
+        The instance ``start`` schedules.
     start : Schedule
         A feasible schedule (final starts only are used; evictions are dropped).
     iterations : int
         Number of sub-IPs solved.
     seed : int
+        Seed of the choice of neighbourhoods.
     free, span : int
         Requests freed per iteration, and how far each may move.
     deadline : float, optional
@@ -161,7 +168,7 @@ def lns(
             chosen = rng.choice(n, size=q, replace=False)
         chosen = np.sort(chosen)
         lo = np.maximum(a[chosen], k[chosen] - span)
-        hi = np.maximum(lo, np.minimum(k[chosen] + span, a[chosen] + slack))
+        hi = np.minimum(k[chosen] + span, a[chosen] + slack)  # >= k: no wait exceeds the total slack
         length = int(max((k + o).max(), (hi + o[chosen]).max()) - origin + 2)
         keep = np.ones(n, dtype=bool)
         keep[chosen] = False
@@ -173,12 +180,21 @@ def lns(
     return schedule_from_starts(instance, starts, policy=f"lns({done} iterations)")
 
 
-def lns_stage(instance: Instance, ctx) -> Schedule:  # ctx: llmopt.upper_bounds.SearchContext
-    """Upper-bound stage ``lns``: :func:`lns` from the best schedule found so far (MC-SF's if none),
-    for ``ctx.lns_iterations`` sub-IPs."""
-    from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
+def lns_stage(instance: Instance, ctx: SearchContext) -> Schedule:
+    """Upper-bound stage ``lns``.
 
-    known = list(ctx.known.values())  # final starts alone stay feasible: an evicted run only adds memory
-    start = min(known, key=lambda sch: sch.tel) if known else simulate(instance, make_policy("mc-sf"))
-    return lns(instance, start, iterations=ctx.lns_iterations, seed=ctx.seed, deadline=ctx.deadline)
+    Parameters
+    ----------
+    instance : Instance
+    ctx : SearchContext
+        :func:`lns` runs ``ctx.lns_iterations`` sub-IPs with ``ctx.seed`` until ``ctx.deadline``,
+        from the best verified schedule found so far (:func:`~llmopt.upper_bounds.best_verified`).
+
+    Returns
+    -------
+    Schedule
+    """
+    from llmopt.upper_bounds import best_verified
+
+    return lns(instance, best_verified(instance, ctx), iterations=ctx.lns_iterations, seed=ctx.seed,
+               deadline=ctx.deadline)

@@ -334,7 +334,8 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: lis
         f"{'no time limit' if suite.ip_time_limit is None else f'{suite.ip_time_limit:g} s'} per IP solve, "
         f"lower bounds {', '.join(suite.bounds) or 'none'}, upper bounds {', '.join(suite.upper_bounds) or 'none'} "
         f"(local search {suite.search_evals} evaluations"
-        f"{f'; lns {suite.lns_iterations} sub-IPs' if 'lns' in suite.upper_bounds else ''}) "
+        f"{f'; lns {suite.lns_iterations} sub-IPs' if 'lns' in suite.upper_bounds else ''}"
+        f"{f'; cp-sat {suite.cp_sat_seconds:g} deterministic s' if 'cp-sat' in suite.upper_bounds else ''}) "
         "for the warm start and the start windows.",
         "",
         "Which ratio is which (TEL = the reference policy's TEL, re-verified by the checker):",

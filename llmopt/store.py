@@ -270,7 +270,7 @@ def _legacy_settings() -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v
             for k, v in defaults.items()
             if k in ("formulation", "windows", "bounds", "upper_bounds", "kind", "cost_model", "loop_limit", "max_nnz",
-                     "lns_iterations")}
+                     "lns_iterations", "cp_sat_seconds")}
 
 
 def check_folder_suite(meta: Mapping[str, Any], suite: Suite, folder: Path, *, settings: bool = True) -> None:

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from llmopt.hindsight import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
 from llmopt.registry import Registry
 from llmopt.solvers import DEFAULT_SOLVER
-from llmopt.upper_bounds import DEFAULT_UPPER_BOUNDS
+from llmopt.upper_bounds import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
 
 __all__ = ["WorkloadSpec", "Task", "TaskKey", "Suite", "SUITES", "get_suite", "canonical_params"]
 
@@ -158,6 +158,8 @@ class Suite:
         Local-search evaluations used for the IP's upper bound and warm start.
     lns_iterations : int
         Sub-IPs of the ``lns`` upper-bound stage (when it is one of ``upper_bounds``).
+    cp_sat_seconds : float
+        Deterministic seconds of the ``cp-sat`` upper-bound stage (when it is one of ``upper_bounds``).
     formulation : str
         Registered formulation of the hindsight IP.
     windows : str
@@ -165,7 +167,7 @@ class Suite:
     bounds : tuple of str
         Lower-bound providers of the hindsight pipeline.
     upper_bounds : tuple of str
-        Upper-bound stages (policies, local search) of the hindsight pipeline.
+        Upper-bound stages (policies, ``local-search``, ``lns``, ``cp-sat``) of the hindsight pipeline.
     paper : mapping
         Workload label → the paper's reported numbers (``mean``, ``max``, ``min``,
         ``exact``, ``trials``), shown beside ours in reports.
@@ -201,7 +203,8 @@ class Suite:
     solver: str = DEFAULT_SOLVER
     ip_time_limit: float | None = 10.0
     search_evals: int = 200
-    lns_iterations: int = 0
+    lns_iterations: int = DEFAULT_LNS_ITERATIONS
+    cp_sat_seconds: float = DEFAULT_CP_SAT_SECONDS
     formulation: str = "hindsight-ip"
     windows: str = "upper-bound"
     bounds: tuple[str, ...] = DEFAULT_BOUNDS
@@ -257,6 +260,10 @@ class Suite:
         if (isinstance(self.lns_iterations, bool) or not isinstance(self.lns_iterations, int)
                 or self.lns_iterations < 0):
             raise ValueError(f"suite {self.name!r}: lns_iterations must be an integer >= 0")
+        if (isinstance(self.cp_sat_seconds, bool) or not isinstance(self.cp_sat_seconds, (int, float))
+                or not math.isfinite(self.cp_sat_seconds) or self.cp_sat_seconds <= 0):
+            raise ValueError(f"suite {self.name!r}: cp_sat_seconds must be a positive number")
+        object.__setattr__(self, "cp_sat_seconds", float(self.cp_sat_seconds))
         if not isinstance(self.task_table, bool):
             raise ValueError(f"suite {self.name!r}: task_table must be true or false")
         if self.kind not in ("hindsight", "trace"):
@@ -310,6 +317,7 @@ class Suite:
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
             "lns_iterations": self.lns_iterations,
+            "cp_sat_seconds": self.cp_sat_seconds,
             "formulation": self.formulation,
             "windows": self.windows,
             "bounds": list(self.bounds),
@@ -372,6 +380,7 @@ class Suite:
             "ip_time_limit": self.ip_time_limit,
             "search_evals": self.search_evals,
             "lns_iterations": self.lns_iterations,
+            "cp_sat_seconds": self.cp_sat_seconds,
             "formulation": self.formulation,
             "windows": self.windows,
             "bounds": list(self.bounds),
@@ -399,7 +408,7 @@ _IP_SCALING_POINTS = (
     + [(50, n) for n in (8, 12, 16)]
 )
 
-#: Sizes of the opt-frontier suite: n for AM1; the horizon T for AM2 (λ = 1, seed 0: n = 13, 18, 25, 30).
+#: Sizes of the opt-frontier suite: n for AM1; the horizon T for AM2 (λ = 1, seed 0: n = 13, 18, 26, 35).
 OPT_FRONTIER_AM1_N = (16, 20, 24, 28)
 OPT_FRONTIER_AM2_T = (20, 28, 36, 44)
 

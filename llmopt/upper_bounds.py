@@ -5,8 +5,8 @@ verify it before its TEL is used (as the incumbent, for the start windows, and a
 warm start). A stage name is resolved in this order:
 
 1. an entry of :data:`UPPER_BOUNDS` — a function ``(instance, context) -> Schedule``
-   (built in: ``local-search``; third parties add theirs through the entry-point group
-   ``llmopt.upper_bounds``);
+   (built in: ``local-search``, ``lns`` (:mod:`llmopt.lns`), ``cp-sat`` (:mod:`llmopt.cp_sat`); third
+   parties add theirs through the entry-point group ``llmopt.upper_bounds``);
 2. a registered policy (:data:`llmopt.policies.POLICIES`), simulated on the instance.
 
 So every policy, a plug-in's included, is an upper-bound stage with no extra code.
@@ -22,10 +22,15 @@ from llmopt.instance import Instance
 from llmopt.registry import Registry, RegistryError
 from llmopt.schedule import Schedule
 
-__all__ = ["SearchContext", "UPPER_BOUNDS", "find_schedule", "local_search_stage", "DEFAULT_UPPER_BOUNDS"]
+__all__ = ["SearchContext", "UPPER_BOUNDS", "find_schedule", "local_search_stage", "best_verified",
+           "DEFAULT_UPPER_BOUNDS", "DEFAULT_LNS_ITERATIONS", "DEFAULT_CP_SAT_SECONDS"]
 
 #: The stages the pipeline runs when none are named.
 DEFAULT_UPPER_BOUNDS = ("mc-sf", "fcfs", "local-search")
+#: Sub-IPs of the ``lns`` stage unless told otherwise.
+DEFAULT_LNS_ITERATIONS = 30
+#: Deterministic seconds of the ``cp-sat`` stage unless told otherwise.
+DEFAULT_CP_SAT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -53,8 +58,8 @@ class SearchContext:
     search_evals: int = 0
     deadline: float | None = None
     known: Mapping[str, Schedule] = field(default_factory=dict)
-    lns_iterations: int = 0
-    cp_sat_seconds: float = 10.0
+    lns_iterations: int = DEFAULT_LNS_ITERATIONS
+    cp_sat_seconds: float = DEFAULT_CP_SAT_SECONDS
 
 
 UpperBoundStage = Callable[[Instance, SearchContext], Schedule]
@@ -77,6 +82,20 @@ def local_search_stage(instance: Instance, ctx: SearchContext) -> Schedule:
         return start
     budget = None if ctx.deadline is None else max(0.0, ctx.deadline - time.perf_counter())
     return local_search(instance, start, order, seed=ctx.seed, max_evals=ctx.search_evals, time_budget_s=budget)
+
+
+def best_verified(instance: Instance, ctx: SearchContext) -> Schedule:
+    """The lowest-TEL schedule of ``ctx.known`` that the checker accepts (its final starts), else MC-SF's.
+
+    Search stages start from it: a rejected schedule (a policy's bug) would make a repair
+    search start from an infeasible point and derive its windows from an unattainable TEL.
+    """
+    from llmopt.checker import check_schedule
+    from llmopt.policies import make_policy
+    from llmopt.simulator import simulate
+
+    ok = [sch for sch in ctx.known.values() if check_schedule(instance, sch.starts).ok]
+    return min(ok, key=lambda sch: sch.tel) if ok else simulate(instance, make_policy("mc-sf"))
 
 
 def find_schedule(name: str, instance: Instance, ctx: SearchContext) -> Schedule:

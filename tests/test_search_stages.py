@@ -19,7 +19,8 @@ Breakages tried by hand (each made the listed tests fail; the code was restored)
    LNS returns schedules the checker rejects (``lns_keeps_feasible``, ``lns_improves_a_suboptimal_start``).
 2. The sub-IP's token times off by one (``j − 1`` for ``j``): ``one_iteration_with_all_free_is_opt``
    and ``lns_keeps_feasible``.
-3. The acceptance test turned round (``>=``): TEL rises (``lns_keeps_feasible`` asserts it never does).
+3. Windows that exclude later starts (``hi = max(lo, k − 1)``): ``one_iteration_with_all_free_is_opt``
+   (9 of 25) and ``lns_stage_uses_its_iterations_and_a_verified_start``.
 4. CP-SAT demand ``s + j − 1``: schedules over memory, rejected by the checker
    (``cp_sat_proves_opt_on_tiny``).
 5. ``schedule_from_starts`` completions ``k + o − 1``: ``schedule_from_starts_matches_model``.
@@ -179,3 +180,48 @@ def test_cp_sat_leaves_ctrl_c_working():
             time.sleep(2.0)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_lns_stage_uses_its_iterations_and_a_verified_start():
+    """The stage starts from the best schedule the checker accepts — not from a cheaper infeasible one —
+    and runs ``ctx.lns_iterations`` sub-IPs."""
+    inst = Instance.from_tuples(10, [(0, 2, 8), (0, 1, 2), (0, 1, 2), (0, 1, 3), (1, 1, 2), (2, 2, 6)])
+    fcfs = simulate(inst, make_policy("fcfs"))
+    everyone_at_arrival = schedule_from_starts(inst, {r.id: r.arrival for r in inst.requests}, policy="bogus")
+    assert not check_schedule(inst, everyone_at_arrival.starts).ok and everyone_at_arrival.tel < fcfs.tel
+    known = {"fcfs": fcfs, "bogus": everyone_at_arrival}
+    out = find_schedule("lns", inst, SearchContext(known=known, lns_iterations=30, seed=0))
+    assert out.policy == "lns(30 iterations)"
+    assert check_schedule(inst, out.starts).ok
+    assert out.tel < fcfs.tel
+
+
+def test_lns_stops_at_a_past_deadline():
+    import time
+
+    inst = _tiny(3)
+    start = simulate(inst, make_policy("fcfs"))
+    out = lns(inst, start, iterations=50, deadline=time.perf_counter() - 1.0)
+    assert out.policy == "lns(0 iterations)" and dict(out.starts) == dict(start.starts)
+
+
+def test_pipeline_runs_the_new_stages():
+    from llmopt.hindsight import solve_hindsight
+
+    inst = Instance.from_tuples(10, [(0, 2, 8), (0, 1, 2), (0, 1, 2), (0, 1, 3), (1, 1, 2), (2, 2, 6)])
+    h = solve_hindsight(inst, upper_bounds=("fcfs", "lns", "cp-sat"), search_evals=0, lns_iterations=5,
+                        cp_sat_seconds=2.0, bounds=("lp",), solve_ip=False)
+    assert set(h.heuristics) == {"fcfs", "lns", "cp-sat"}
+    assert h.heuristics["lns"] <= h.heuristics["fcfs"] and h.heuristics["cp-sat"] <= h.heuristics["lns"]
+    opt, _ = exhaustive_opt(inst, h.heuristics["fcfs"])
+    assert h.incumbent == opt  # CP-SAT proves tiny instances
+
+
+def test_cp_sat_accepts_an_idling_hint():
+    """A feasible hint that idles may start past the completion-horizon window; CP-SAT must still use it."""
+    inst = Instance.from_tuples(10, [(0, 1, 2), (0, 1, 2)])
+    hint = schedule_from_starts(inst, {"r0": 0, "r1": 3} if inst.ids == ("r0", "r1") else
+                                {inst.ids[0]: 0, inst.ids[1]: 3}, policy="idle")
+    assert check_schedule(inst, hint.starts).ok
+    out = cp_sat.cp_sat_schedule(inst, hint, seconds=2.0)
+    assert out.tel == 4  # both start at 0: 2 + 2
