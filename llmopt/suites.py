@@ -409,7 +409,7 @@ _IP_SCALING_POINTS = (
 )
 
 #: Sizes of the opt-frontier suite: n for AM1; the horizon T for AM2 (λ = 1, seed 0: n = 13, 18, 26, 35).
-OPT_FRONTIER_AM1_N = (16, 20, 24, 28)
+OPT_FRONTIER_AM1_N = (16, 20, 24)
 OPT_FRONTIER_AM2_T = (20, 28, 36, 44)
 
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
@@ -498,7 +498,7 @@ SUITES.register(
         bounds=("lp", "energy"),
         task_table=True,
     ),
-    "AM1 (n = 16…28) and AM2 (T = 20…44) at M = 40: proven OPT or certified gap, 600 s per IP",
+    "AM1 (n = 16, 20, 24) and AM2 (T = 20…44, n = 13…35) at M = 40: proven OPT or certified gap, 600 s per IP",
 )
 
 
