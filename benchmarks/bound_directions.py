@@ -69,29 +69,18 @@ class CutLP:
     def __init__(self, instance: Instance, upper_bound_tel: int) -> None:
         import highspy
 
-        from llmopt.solvers.highs import new_highs
+        from llmopt.solvers.highs import _highs_lp, new_highs
 
         self.instance = instance
         model = formulate(instance, start_windows(instance, upper_bound_tel), aggregate=False)
         x = model.cols("x")
         self.req = np.asarray(x.labels["class"])  # aggregate=False: class = request position
         self.k = np.asarray(x.labels["k"])
-        self.offset = model.offset
         self.memory = model.A[model.rows("eq3_memory").slice].tocsr()
-        A = model.A.tocsc()
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = model.n_cols, model.n_rows
-        lp.col_cost_ = np.asarray(model.c, dtype=float)
-        lp.col_lower_, lp.col_upper_ = np.zeros(model.n_cols), np.ones(model.n_cols)
-        lp.row_lower_ = np.where(np.isinf(model.row_lower), -highspy.kHighsInf, model.row_lower)
-        lp.row_upper_ = np.where(np.isinf(model.row_upper), highspy.kHighsInf, model.row_upper)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr.astype(np.int32), A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
         self.h = new_highs(highspy)
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("threads", 1)
-        self.h.passModel(lp)
+        self.h.passModel(_highs_lp(highspy, model.relax()))  # carries the objective's offset
         n = instance.n
         self.first = np.searchsorted(self.req, np.arange(n))
         self.width = np.bincount(self.req, minlength=n)
@@ -103,7 +92,7 @@ class CutLP:
 
     def solve(self) -> tuple[float, np.ndarray]:
         self.h.run()
-        return self.h.getInfo().objective_function_value + self.offset, np.asarray(self.h.getSolution().col_value)
+        return self.h.getInfo().objective_function_value, np.asarray(self.h.getSolution().col_value)
 
 
 def add_cg_rows(lp: CutLP, ms: tuple[int, ...] = (2, 3, 4, 5)) -> None:

@@ -45,13 +45,12 @@ DEFAULT_SPAN = 25
 SUB_IP_NODE_LIMIT = 200
 
 
-def _usage(o: np.ndarray, s: np.ndarray, k: np.ndarray, origin: int, length: int) -> np.ndarray:
-    """Dense memory usage at times ``origin … origin + length − 1`` of requests started at ``k``."""
-    use = np.zeros(length + 1, dtype=np.int64)
+def _add_usage(use: np.ndarray, o: np.ndarray, s: np.ndarray, k: np.ndarray, origin: int, sign: int) -> None:
+    """Add (``sign = 1``) or remove (``−1``) the memory of requests started at ``k`` to the dense
+    profile ``use`` (``use[t − origin]`` = usage at time ``t``)."""
     for oi, si, ki in zip(o.tolist(), s.tolist(), k.tolist(), strict=True):
         lo = ki + 1 - origin
-        use[lo:lo + oi] += si + np.arange(1, oi + 1)
-    return use[:length]
+        use[lo:lo + oi] += sign * (si + np.arange(1, oi + 1))
 
 
 def _repair(o: np.ndarray, s: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: np.ndarray, origin: int,
@@ -149,6 +148,11 @@ def lns(
     k = np.array([start.starts[r.id] for r in reqs], dtype=np.int64)
     origin = int(a.min())
     total_o = int(o.sum())
+    # Every start, now and later, is <= a + (initial slack): TEL only falls. One profile covers them all
+    # and is updated by the moved requests only.
+    length = int(max((k + o).max(), (a + o).max() + int((k - a).sum())) - origin + 2)
+    use = np.zeros(length, dtype=np.int64)
+    _add_usage(use, o, s, k, origin, 1)
     q = min(free, n)
     done = 0
     for _ in range(iterations):
@@ -169,13 +173,11 @@ def lns(
         chosen = np.sort(chosen)
         lo = np.maximum(a[chosen], k[chosen] - span)
         hi = np.minimum(k[chosen] + span, a[chosen] + slack)  # >= k: no wait exceeds the total slack
-        length = int(max((k + o).max(), (hi + o[chosen]).max()) - origin + 2)
-        keep = np.ones(n, dtype=bool)
-        keep[chosen] = False
-        cap = instance.M - _usage(o[keep], s[keep], k[keep], origin, length)
-        new = _repair(o[chosen], s[chosen], lo, hi, cap, origin, k[chosen])
+        _add_usage(use, o[chosen], s[chosen], k[chosen], origin, -1)
+        new = _repair(o[chosen], s[chosen], lo, hi, instance.M - use, origin, k[chosen])
         if new is not None and new.sum() <= k[chosen].sum():
             k[chosen] = new
+        _add_usage(use, o[chosen], s[chosen], k[chosen], origin, 1)
     starts = {r.id: int(k[i]) for i, r in enumerate(reqs)}
     return schedule_from_starts(instance, starts, policy=f"lns({done} iterations)")
 

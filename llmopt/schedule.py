@@ -5,7 +5,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from llmopt.instance import Instance
 
 __all__ = ["Eviction", "Run", "MemoryTrace", "Schedule", "schedule_from_starts"]
 
@@ -276,7 +279,7 @@ class Schedule:
         }
 
 
-def schedule_from_starts(instance: Any, starts: Mapping[str, int], policy: str) -> Schedule:
+def schedule_from_starts(instance: Instance, starts: Mapping[str, int], policy: str) -> Schedule:
     """The :class:`Schedule` (no evictions) of an :class:`~llmopt.instance.Instance` whose requests
     start at ``starts`` — for search stages that place starts directly instead of simulating.
 

@@ -15,7 +15,7 @@ exhaustive search):
 
 Breakages tried by hand (each made the listed tests fail; the code was restored):
 
-1. ``_usage`` one step early (``lo = ki − origin``): the fixed requests' memory is misplaced, and
+1. ``_add_usage`` one step early (``lo = ki − origin``): the fixed requests' memory is misplaced, and
    LNS returns schedules the checker rejects (``lns_keeps_feasible``, ``lns_improves_a_suboptimal_start``).
 2. The sub-IP's token times off by one (``j − 1`` for ``j``): ``one_iteration_with_all_free_is_opt``
    and ``lns_keeps_feasible``.
