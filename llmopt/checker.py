@@ -25,6 +25,9 @@ Two checks are provided:
     multipliers (DIGEST §1.3, "General dual"), over start windows this module derives
     itself (:func:`certified_windows`) from the instance and a schedule it has verified —
     never from windows handed in by the caller.
+:func:`check_zone_certificate`
+    The same with a second family of multipliers ``μ >= 0`` on the *peak-zone* rows, whose
+    validity (:func:`certified_zones`) is proved here from DESIGN §1.
 """
 
 from __future__ import annotations
@@ -374,7 +377,7 @@ def certified_windows(instance: Instance, upper_bound_starts: Mapping[str, Any] 
     return a, hi
 
 
-def _multipliers(lam: Any, tol: float) -> tuple[np.ndarray, np.ndarray]:
+def _multipliers(lam: Any, tol: float, name: str = "λ") -> tuple[np.ndarray, np.ndarray]:
     """``(times, values)`` sorted by time, validated (integer times, finite, ``λ >= −tol``), clamped at 0.
 
     Accepts a mapping ``{t: λ_t}``, a pair ``(times, values)`` of sequences, or a 1-D array indexed
@@ -384,28 +387,28 @@ def _multipliers(lam: Any, tol: float) -> tuple[np.ndarray, np.ndarray]:
     elif isinstance(lam, tuple) and len(lam) == 2:
         keys, vals = list(np.asarray(lam[0]).ravel()), list(np.asarray(lam[1], dtype=float).ravel())
         if len(keys) != len(vals):
-            raise CertificateError(f"λ has {len(keys)} times but {len(vals)} values")
+            raise CertificateError(f"{name} has {len(keys)} times but {len(vals)} values")
     else:
         vals = list(np.asarray(lam, dtype=float).ravel())
         keys = list(range(len(vals)))
     for t in keys:
         if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral):
-            raise CertificateError(f"λ key {t!r} is not an integer time")
+            raise CertificateError(f"{name} key {t!r} is not an integer time")
     times = np.asarray(keys, dtype=np.int64)
     values = np.asarray(vals, dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise CertificateError(f"λ at time {int(times[i])} is {values[i]!r}, not a finite number")
+        raise CertificateError(f"{name} at time {int(times[i])} is {values[i]!r}, not a finite number")
     neg = values < -tol
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        raise CertificateError(f"λ at time {int(times[i])} is {values[i]!r} < 0; a certificate needs λ_t >= 0")
+        raise CertificateError(f"{name} at time {int(times[i])} is {values[i]!r} < 0; a certificate needs {name} >= 0")
     order = np.argsort(times, kind="stable")
     times, values = times[order], np.maximum(values[order], 0.0)
     if times.size > 1 and np.any(times[1:] == times[:-1]):
         t = int(times[1:][times[1:] == times[:-1]][0])
-        raise CertificateError(f"λ is given twice at time {t}")
+        raise CertificateError(f"{name} is given twice at time {t}")
     return times, values
 
 
@@ -469,15 +472,7 @@ def check_lower_bound_certificate(
     lo, hi = certified_windows(instance, upper_bound_starts)
     origin = int(lo.min())
     rel = times - origin
-    tau = rel.astype(np.longdouble)
-    lv = values.astype(np.longdouble)
-    c0 = np.concatenate([[0.0], np.cumsum(lv)]).astype(np.longdouble)  # c0[j] = Σ of the first j λ's
-    c1 = np.concatenate([[0.0], np.cumsum(tau * lv)]).astype(np.longdouble)
-
-    def prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        j = np.searchsorted(times, x + origin, side="right")  # number of λ times <= x
-        return c0[j], c1[j]
-
+    prefix = _prefix_sums(times, values, origin)
     groups: dict[tuple[int, int, int, int], int] = {}
     for i, r in enumerate(instance.requests):
         key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin)
@@ -499,6 +494,116 @@ def check_lower_bound_certificate(
         total += count * cost.min()
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
     return float(C + total - instance.M * np.longdouble(total_lambda))
+
+
+def _prefix_sums(times: np.ndarray, values: np.ndarray, origin: int):
+    """``prefix(x) = (Σ_{t <= x} λ_t, Σ_{t <= x} (t − origin)·λ_t)`` for relative times ``x`` (arrays),
+    in extended precision; ``times`` sorted."""
+    lv = values.astype(np.longdouble)
+    c0 = np.concatenate([[0.0], np.cumsum(lv)]).astype(np.longdouble)  # c0[j] = Σ of the first j λ's
+    c1 = np.concatenate([[0.0], np.cumsum((times - origin).astype(np.longdouble) * lv)]).astype(np.longdouble)
+
+    def prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        j = np.searchsorted(times, x + origin, side="right")  # number of λ times <= x
+        return c0[j], c1[j]
+
+    return prefix
+
+
+# --- the zone-LP certificate (memory and peak-zone multipliers) ---------------------------------
+
+
+def certified_zones(instance: Instance, split: Any) -> dict[int, tuple[int, int]]:
+    """``{position: (a_i, b_i)}``: the peak zones of split ``h``, derived here from DESIGN §1 alone.
+
+    Zone set ``Z = {i : s_i + o_i >= max(h, M − h), s_i <= h}``; for ``i ∈ Z``, with ``σ_i`` the
+    largest prompt of the *other* members (0 if none), ``a_i = s_i + o_i − h`` and
+    ``b_i = max(0, min(s_i + o_i − M + h, h − σ_i))``; the zone of ``i`` is the integer times
+    ``(C_i − a_i, C_i + b_i]``, ``C_i`` its completion.
+
+    Why no two zones meet in a feasible schedule. Let ``C_j <= C_i``. If ``i`` starts at or after
+    ``C_j``, then ``C_i − C_j >= o_i = a_i + h − s_i >= a_i + b_j`` (``s_i <= σ_j``). Otherwise ``i``
+    runs at time ``C_j`` (it started before and has not completed) with ``s_i + o_i − (C_i − C_j)``
+    tokens beside ``j``'s ``s_j + o_j``; memory ``<= M`` gives
+    ``C_i − C_j >= (s_i + o_i − h) + (s_j + o_j − M + h) >= a_i + b_j``. Either way
+    ``C_i − a_i >= C_j + b_j``. ∎ (The ``>= max(h, M − h)`` condition keeps ``a_i`` and the second
+    lag non-negative; ``s_i <= h`` keeps the first.)
+
+    Raises
+    ------
+    CertificateError
+        If ``split`` is not an integer with ``0 < split < M``.
+    """
+    M = instance.M
+    if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Integral) or not 0 < int(split) < M:
+        raise CertificateError(f"zone split {split!r} is not an integer between 1 and M − 1 = {M - 1}")
+    h = int(split)
+    inside = [(i, r.prompt, r.prompt + r.output) for i, r in enumerate(instance.requests)
+              if r.prompt + r.output >= max(h, M - h) and r.prompt <= h]
+    top = sorted((s for _, s, _ in inside), reverse=True)[:2]
+    zones = {}
+    for i, s, p in inside:
+        others_max = top[1] if (s == top[0] and len(top) > 1) else (0 if s == top[0] else top[0])
+        zones[i] = (p - h, max(0, min(p - M + h, h - others_max)))
+    return zones
+
+
+def check_zone_certificate(
+    instance: Instance,
+    lam: Any,
+    mu: Any,
+    split: Any,
+    upper_bound_starts: Mapping[str, Any] | None = None,
+    *,
+    tol: float = LAMBDA_CHECK_TOL,
+) -> float:
+    """Recompute the lower bound on OPT certified by memory multipliers ``λ`` and zone multipliers ``μ``.
+
+    For the peak zones of split ``h`` (:func:`certified_zones`, which proves that at most one zone
+    covers each time in any feasible schedule), any ``λ_t, μ_τ >= 0`` and start windows ``K_i``
+    that contain an optimal schedule::
+
+        bound = C + Σ_i min_{k ∈ K_i} ( k + Σ_{τ=k+1}^{k+o_i} (s_i + τ − k)·λ_τ
+                                          + [i ∈ Z] Σ_{τ=k+o_i−a_i+1}^{k+o_i+b_i} μ_τ )
+                − M·Σ_t λ_t − Σ_τ μ_τ,          C = Σ_i (o_i − a_i).
+
+    Proof: as in :func:`check_lower_bound_certificate`, adding ``Σ_τ μ_τ (z_τ − 1) <= 0`` for the
+    optimal schedule's zone counts ``z_τ <= 1``. ∎ The windows are :func:`certified_windows`;
+    every ``k`` of every window is evaluated (identical requests once), so the cost is the total
+    window width, which the stage keeps to LP-sized instances.
+
+    Raises
+    ------
+    CertificateError
+        On a bad ``λ`` or ``μ`` (negative beyond ``tol``, not finite, non-integer time, given
+        twice), a bad ``split``, or an infeasible ``upper_bound_starts``.
+    """
+    lt, lv = _multipliers(lam, tol)
+    mt, mv = _multipliers(mu, tol, "μ")
+    zones = certified_zones(instance, split)
+    total = -instance.M * np.sum(lv, dtype=np.longdouble) - np.sum(mv, dtype=np.longdouble)
+    if instance.n == 0:
+        return float(total)
+    lo, hi = certified_windows(instance, upper_bound_starts)
+    origin = int(lo.min())
+    mem = _prefix_sums(lt, lv, origin)
+    zone = _prefix_sums(mt, mv, origin)
+    groups: dict[tuple[int, int, int, int, int, int], int] = {}
+    for i, r in enumerate(instance.requests):
+        a, b = zones.get(i, (0, 0))
+        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin, a, b)
+        groups[key] = groups.get(key, 0) + 1
+    for (s, o, k_lo, k_hi, a, b), count in groups.items():
+        k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
+        a0, a1 = mem(k)
+        b0, b1 = mem(k + o)
+        kl = k.astype(np.longdouble)
+        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
+        if a + b > 0:
+            cost = cost + zone(k + o + b)[0] - zone(k + o - a)[0]
+        total += count * cost.min()
+    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
+    return float(C + total)
 
 
 # --- the energy bound's certificate (a priority order of the fluid relaxation) ------------------

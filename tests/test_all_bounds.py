@@ -26,7 +26,9 @@ What is checked, per bound stage:
    :func:`llmopt.colgen.solve_lp_auto`; ``closed-form-dual`` — the ``λ`` of
    :func:`llmopt.formulations.closed_form_dual.closed_form_dual`; ``sum-of-outputs`` (certificate
    ``λ = 0``) — a small ``λ`` slipped into the empty certificate on its way to the checker;
-   ``energy`` — the claimed value + 1, and a non-SRPT order. The checker itself must reject a
+   ``energy`` — the claimed value + 1, and a non-SRPT order; ``zone-lp`` — the largest zone
+   multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.bounds.zone_multipliers`
+   (``tests/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
    negative and a non-finite ``λ``, and the energy checker a claim above its value
    (cross-reference to ``tests/test_energy_bound.py``, which tests the energy certificate in depth).
 
@@ -238,6 +240,26 @@ def _tamper_energy_order(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(bounds_mod, "energy_certificate", tampered)
 
 
+def _tamper_zone_mu(mp: pytest.MonkeyPatch) -> None:
+    real = bounds_mod.zone_multipliers
+
+    def tampered(model, duals):
+        lam, (times, mu) = real(model, duals)
+        return lam, (times, _nudge(mu))
+
+    mp.setattr(bounds_mod, "zone_multipliers", tampered)
+
+
+def _tamper_zone_lambda(mp: pytest.MonkeyPatch) -> None:
+    real = bounds_mod.zone_multipliers
+
+    def tampered(model, duals):
+        (times, lam), mu = real(model, duals)
+        return (times, _nudge(lam)), mu
+
+    mp.setattr(bounds_mod, "zone_multipliers", tampered)
+
+
 @dataclass(frozen=True)
 class Tampering:
     """How to corrupt one stage's certificate, on which instance, and what must catch it."""
@@ -250,6 +272,7 @@ class Tampering:
 
 IDENTICAL = ((0, 1, 3),) * 10  # DIGEST §1.4 row 1: LP 61.8065, closed-form D 50.1111
 ENERGY = ((0, 1, 1), (0, 1, 2), (0, 1, 3), (1, 1, 4))  # distinct energies 2, 5, 9, 14
+PEAKS = ((0, 1, 9), (0, 2, 7), (1, 1, 8), (0, 3, 3), (2, 1, 5))  # M = 10: zone rows and memory rows both bind
 
 TAMPERINGS: dict[str, list[Tampering]] = {
     "lp": [Tampering(_tamper_lambda_from_duals, IDENTICAL, 12)],
@@ -258,6 +281,7 @@ TAMPERINGS: dict[str, list[Tampering]] = {
     "lp-colgen": [Tampering(_tamper_colgen, IDENTICAL, 12)],
     "closed-form-dual": [Tampering(_tamper_closed_form, IDENTICAL, 12)],
     "sum-of-outputs": [Tampering(_tamper_sum_of_outputs, ((0, 1, 2), (3, 2, 4)), 10)],
+    "zone-lp": [Tampering(_tamper_zone_mu, PEAKS, 10), Tampering(_tamper_zone_lambda, PEAKS, 10)],
     "energy": [Tampering(_tamper_energy_value, ENERGY, 10, raises="certifies only"),
                Tampering(_tamper_energy_order, ENERGY, 10, raises="not shortest-remaining-energy-first")],
 }
