@@ -58,6 +58,10 @@ FORMULATIONS.register(
     "J §3 hindsight IP (1)-(4) verbatim, one binary per request and start",
 )
 FORMULATIONS.register(
+    "hindsight-ip-zones", "llmopt.formulations.hindsight_ip:HindsightIPZones",
+    "J §3 hindsight IP (1)-(4) plus the peak-zone rows of llmopt.zones (exact; a stronger LP relaxation)",
+)
+FORMULATIONS.register(
     "wang-ip", "llmopt.formulations.wang_ip:WangIP",
     "W §6 IP (4)-(7) (all arrivals at 0; its LP relaxation is Relax-LP (8)-(11))",
 )

@@ -343,3 +343,30 @@ class HindsightIPBinary(HindsightIP):
 
     def __init__(self) -> None:
         super().__init__(aggregate=False)
+
+
+class HindsightIPZones(HindsightIP):
+    """J (1)–(4) plus the peak-zone rows of :mod:`llmopt.zones` (one clique row per time step).
+
+    Exact: the zone rows hold in every feasible schedule (theorem and proof in :mod:`llmopt.zones`),
+    so they remove no feasible schedule and the model's optimum over valid windows is still OPT;
+    its LP relaxation is the ``zone-lp`` bound's, which is ``>=`` the plain LP relaxation. On
+    AM1 n = 20, M = 40 (seed 0) HiGHS proved OPT = 1169 with these rows in 273 s, where it had not
+    closed the plain model in 600 s (bound 1144): ``results/opt_frontier``.
+    """
+
+    name = "hindsight-ip-zones"
+
+    def estimate(self, instance: Instance, windows: StartWindows) -> ModelSize:
+        from llmopt.zones import zone_model_size
+
+        return zone_model_size(instance, windows)
+
+    def build(self, instance: Instance, windows: StartWindows) -> CanonicalModel:
+        from llmopt.zones import with_zone_rows
+
+        return with_zone_rows(formulate(instance, windows, aggregate=self.aggregate), instance)
+
+    def describe(self, instance: Instance, model: CanonicalModel) -> dict[str, int]:
+        """Facts for reports: classes of identical requests and zone rows."""
+        return {**super().describe(instance, model), "zone_rows": len(model.rows("peak_zones"))}

@@ -45,7 +45,9 @@ Dominance (each proved where it is computed): ``lp`` = ``dual-lp`` (strong duali
 point); ``zone-lp >= lp`` over the same windows (the same LP with more rows);
 ``energy >= sum-of-outputs``; ``energy`` and ``lp`` are not ordered by a proof (the
 LP was higher on every J §5.1 instance measured); the solver's MIP bound (kept by the pipeline, certificate
-``mip-bound-from-solver``) is at least the LP at the root.
+``mip-bound-from-solver``) is at least the LP at the root — for the ``hindsight-ip-zones``
+formulation (the IP with the zone rows) that root LP is ``zone-lp``'s, so its MIP bound starts at
+``zone-lp`` and branch-and-cut raises it from there.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ import numpy as np
 
 from llmopt.checker import CertificateError, check_lower_bound_certificate, check_schedule
 from llmopt.instance import Instance
-from llmopt.model import CanonicalModel, ModelSize, ModelTooLarge
+from llmopt.model import CanonicalModel, ModelTooLarge
 from llmopt.registry import Registry
 from llmopt.result import SolveResult, SolveStatus
 from llmopt.solvers.base import Capability
@@ -398,16 +400,6 @@ def sum_of_outputs_bound(instance: Instance, ctx: BoundContext | None = None) ->
                        float(instance.total_output), time.perf_counter() - t0)
 
 
-def _zone_lp_size(instance: Instance, windows: StartWindows) -> ModelSize:
-    """An upper bound on the size of the LP with zone rows: the hindsight LP's, plus at most
-    ``o_i + s_i`` zone entries per column (``a_i + b_i <= 2 p_i − M <= p_i``) and a row per time."""
-    from llmopt.formulations.hindsight_ip import estimate_size
-
-    base = estimate_size(instance, windows)
-    s_max = max((r.prompt for r in instance.requests), default=0)
-    return ModelSize(rows=2 * base.rows, cols=base.cols, nnz=2 * base.nnz + base.cols * s_max)
-
-
 def zone_multipliers(model: CanonicalModel, duals: np.ndarray
                      ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """``(λ, μ)``, each ``(times, values)``, from the duals of the memory rows and of the zone rows."""
@@ -430,7 +422,7 @@ def zone_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     """
     from llmopt.checker import check_zone_certificate
     from llmopt.formulations.hindsight_ip import formulate
-    from llmopt.zones import default_split, with_zone_rows
+    from llmopt.zones import default_split, with_zone_rows, zone_model_size
 
     ctx = ctx or BoundContext()
     t0 = time.perf_counter()
@@ -439,7 +431,7 @@ def zone_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     def build(inst: Instance, windows: StartWindows) -> CanonicalModel:
         return _without_column_bounds(with_zone_rows(formulate(inst, windows), inst, split).relax())
 
-    solved = _solve_lp("zone-lp", instance, ctx, build, Capability.LP_DUALS, estimate=_zone_lp_size)
+    solved = _solve_lp("zone-lp", instance, ctx, build, Capability.LP_DUALS, estimate=zone_model_size)
     if isinstance(solved, BoundResult):
         return solved
     model, res, solver = solved

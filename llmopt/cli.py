@@ -250,7 +250,8 @@ def _model_text(stats: dict[str, Any]) -> str:
         return "not built"
     return (f"{stats.get('formulation')}: {stats['cols']:,} columns ({stats['int_cols']:,} integer), "
             f"{stats['rows']:,} rows, {stats['nnz']:,} nonzeros; memory rows up to t={stats['horizon']}; "
-            f"windows {stats['windows']}; {stats.get('classes')} classes of identical requests")
+            f"windows {stats['windows']}; {stats.get('classes')} classes of identical requests"
+            + (f"; {stats['zone_rows']:,} peak-zone rows" if "zone_rows" in stats else ""))
 
 
 def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | None) -> None:

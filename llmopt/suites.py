@@ -409,7 +409,7 @@ _IP_SCALING_POINTS = (
 )
 
 #: Sizes of the opt-frontier suite: n for AM1; the horizon T for AM2 (λ = 1, seed 0: n = 13, 18, 26, 35).
-OPT_FRONTIER_AM1_N = (16, 20, 24)
+OPT_FRONTIER_AM1_N = (16, 20, 22, 24)
 OPT_FRONTIER_AM2_T = (20, 28, 36, 44)
 
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
@@ -481,8 +481,8 @@ SUITES.register(
     "opt-frontier",
     Suite(
         name="opt-frontier",
-        description="Proven-OPT frontier: AM1 (M = 40) and AM2 (M = 40, λ = 1) of growing size, 600 s per IP, "
-                    "lns and cp-sat schedules, lp + energy bounds",
+        description="Proven-OPT frontier: AM1 (M = 40) and AM2 (M = 40, λ = 1) of growing size, 600 s per IP "
+                    "with the peak-zone rows, lns and cp-sat schedules, lp + energy + zone-lp bounds",
         workloads=tuple(
             WorkloadSpec("jaillet-am1", (0,), {"n_range": (n, n), "M_range": (40, 40)}, f"AM1 n={n}")
             for n in OPT_FRONTIER_AM1_N
@@ -495,10 +495,11 @@ SUITES.register(
         search_evals=200,
         lns_iterations=60,
         upper_bounds=("mc-sf", "fcfs", "local-search", "lns", "cp-sat"),
-        bounds=("lp", "energy"),
+        formulation="hindsight-ip-zones",
+        bounds=("lp", "energy", "zone-lp"),
         task_table=True,
     ),
-    "AM1 (n = 16, 20, 24) and AM2 (T = 20…44, n = 13…35) at M = 40: proven OPT or certified gap, 600 s per IP",
+    "AM1 (n = 16, 20, 22, 24) and AM2 (T = 20…44, n = 13…35) at M = 40: proven OPT or certified gap, 600 s per IP",
 )
 
 

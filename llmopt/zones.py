@@ -58,9 +58,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from llmopt.instance import Instance
-from llmopt.model import Block, CanonicalModel
+from llmopt.model import Block, CanonicalModel, ModelSize
+from llmopt.windows import StartWindows
 
-__all__ = ["default_split", "peak_zones", "with_zone_rows"]
+__all__ = ["default_split", "peak_zones", "with_zone_rows", "zone_model_size"]
 
 
 def default_split(M: int) -> int:
@@ -97,6 +98,17 @@ def peak_zones(instance: Instance, split: int | None = None) -> dict[int, tuple[
         sigma = (prompts[1] if len(prompts) > 1 else 0) if r.prompt == prompts[0] else prompts[0]
         out[i] = (p - h, max(0, min(p - (M - h), h - sigma)))
     return out
+
+
+def zone_model_size(instance: Instance, windows: StartWindows) -> ModelSize:
+    """An upper bound on the size of the hindsight IP (or LP) with zone rows: the plain model's,
+    plus at most ``o_i + s_i`` zone entries per column (``a_i + b_i <= 2 p_i − M <= p_i``) and a row
+    per time step."""
+    from llmopt.formulations.hindsight_ip import estimate_size
+
+    base = estimate_size(instance, windows)
+    s_max = max((r.prompt for r in instance.requests), default=0)
+    return ModelSize(rows=2 * base.rows, cols=base.cols, nnz=2 * base.nnz + base.cols * s_max)
 
 
 def with_zone_rows(model: CanonicalModel, instance: Instance, split: int | None = None) -> CanonicalModel:

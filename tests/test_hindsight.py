@@ -10,7 +10,7 @@ from helpers import fake_solver, random_tiny_instance
 from llmopt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
 from llmopt.checker import check_schedule
 from llmopt.heuristics import local_search
-from llmopt.hindsight import solve_hindsight
+from llmopt.hindsight import BOUNDS_END, solve_hindsight
 from llmopt.instance import Instance, Request
 from llmopt.policies import make_policy
 from llmopt.registry import RegistryError
@@ -66,9 +66,10 @@ def test_early_stop_falls_back_to_checked_lp_bound():
     assert [b.name for b in res.bounds] == ["lp"] and res.bounds[0].verified
 
 
-def test_bound_stage_solves_get_the_whole_command_deadline(monkeypatch):
-    """With a whole-pipeline budget the LP bound's solve must really end with it (HiGHS's own time
-    limit is not checked in every phase); without one it gets no hard deadline."""
+def test_bound_stage_solves_get_their_share_of_the_command_deadline(monkeypatch):
+    """With a whole-pipeline budget the LP bound's solve must really end by its share of it
+    (``BOUNDS_END``; HiGHS's own time limit is not checked in every phase), leaving the rest to the
+    IP; without one it gets no hard deadline."""
     import time
 
     from llmopt.solvers.highs import HighsSolver
@@ -85,7 +86,8 @@ def test_bound_stage_solves_get_the_whole_command_deadline(monkeypatch):
     inst = jaillet_am1(4, n_range=(6, 6), M_range=(15, 15))
     t0 = time.perf_counter()
     solve_hindsight(inst, time_limit=40.0, search_evals=0)
-    assert len(seen) == 1 and seen[0] is not None and t0 + 39.0 <= seen[0] <= time.perf_counter() + 40.0
+    end = 40.0 * BOUNDS_END
+    assert len(seen) == 1 and seen[0] is not None and t0 + end - 1.0 <= seen[0] <= time.perf_counter() + end
     solve_hindsight(inst, ip_time_limit=5.0, search_evals=0)
     assert len(seen) == 2 and seen[1] is None
 
@@ -115,7 +117,9 @@ def test_pipeline_matches_plain_ip_on_tiny_instances(seed):
     binary = solve_hindsight(inst, time_limit=30, seed=seed, formulation="hindsight-ip-binary",
                              upper_bounds=("fcfs",), windows="horizon", solver="cbc")
     assert binary.opt == res.opt
-    assert binary.solver == ("" if res.opt == inst.total_output else "cbc")  # no IP when nobody waits
+    # no IP when nobody waits, or when a bound stage (run first) already proves the best schedule
+    skipped = res.opt == inst.total_output or "IP not run" in binary.message
+    assert binary.solver == ("" if skipped else "cbc")
 
 
 def test_unknown_stage_names_fail_before_any_work():
@@ -200,3 +204,28 @@ def test_a_solver_bound_is_used_only_over_windows_the_checker_accepts(fake_stage
     assert "do not contain the checker's windows" in res.message
     assert res.bound_certificate != "mip-bound-from-solver"
     assert res.opt is None or res.opt == 12
+
+
+def test_a_bound_that_meets_the_best_schedule_skips_the_ip(monkeypatch):
+    """The bound stages run before the IP: when one proves the best schedule optimal (``zone-lp`` on
+    J AM1 n = 6, M = 40, exhaustive OPT 240 in ``tests/test_zones.py``) no model is built; when none
+    does (``lp`` alone is below 200 there), the IP runs and proves it."""
+    from llmopt.solvers.highs import HighsSolver
+
+    mips = []
+    real = HighsSolver.solve
+
+    def spy(self, model, **kwargs):
+        if model.is_mip:
+            mips.append(model.name)
+        return real(self, model, **kwargs)
+
+    monkeypatch.setattr(HighsSolver, "solve", spy)
+    inst = jaillet_am1(0, n_range=(6, 6), M_range=(40, 40))
+    proven = solve_hindsight(inst, bounds=("lp", "zone-lp"), search_evals=0, ip_time_limit=60)
+    assert proven.status is SolveStatus.OPTIMAL and proven.opt == 240
+    assert proven.bound_certificate == "zone-lp-dual-checked" and "IP not run" in proven.message
+    assert mips == [] and proven.model_stats == {} and proven.solver == ""
+    plain = solve_hindsight(inst, bounds=("lp",), search_evals=0, ip_time_limit=60)
+    assert plain.status is SolveStatus.OPTIMAL and plain.opt == 240
+    assert len(mips) == 1 and plain.bound_certificate == "mip-bound-from-solver"

@@ -15,7 +15,9 @@ What is checked:
 3. **Known optimum.** ``n`` requests ``(s, o) = (1, M − 1)`` at 0 can only run one after another:
    OPT ``= o·n(n+1)/2``; ``zone-lp`` returns it, ``lp`` stays below. On J's AM1 generator at
    ``n = 6, M = 40`` (exhaustive OPT 240), the rounded-up bound is OPT: proven without an IP.
-4. **The checker** rejects a split outside ``1 … M − 1`` and a negative or non-finite ``μ``, and a
+4. **The IP with zone rows** (formulation ``hindsight-ip-zones``) keeps the exhaustive OPT on the
+   40 seeded peaky instances: the rows cut off no optimal schedule.
+5. **The checker** rejects a split outside ``1 … M − 1`` and a negative or non-finite ``μ``, and a
    ``μ`` that is not the LP's (each zone multiplier raised) certifies less.
 
 Breakages tried by hand (each edit applied to the source, the two test files run with ``-k zone``,
@@ -26,7 +28,8 @@ the edit reverted):
   The stage's split ``⌈M/2⌉`` has ``max(h, M − h) = h``, so its value is unaffected.
 * ``b_i`` without the ``h − σ_i`` cap, in both copies — both schedule properties, and
   ``test_zone_lp_never_above_exhaustive_opt`` (52 > OPT 44 on ``M=13``), and ``test_known_optimum``
-  (the LP becomes infeasible).
+  (the LP becomes infeasible); in the provider's copy alone, ``test_ip_with_zone_rows_keeps_the_
+  exhaustive_opt`` (IP optimum 52 > OPT 44 on ``M=13``).
 * The checker's zone one step too long (``(C − a − 1, C + b]``) — ``never_above_exhaustive_opt``
   (45 > 44) and ``test_all_bounds::test_tampered_certificate_is_rejected[zone-lp]`` (the tampered
   certificate reads "checker higher").
@@ -210,3 +213,27 @@ def test_raising_mu_certifies_less():
     value = check_zone_certificate(inst, lam, (mt, mv), 5)
     assert value == pytest.approx(honest.value)
     assert check_zone_certificate(inst, lam, (mt, mv * 1.1 + 0.01), 5) < value - 1e-6
+
+
+def test_ip_with_zone_rows_keeps_the_exhaustive_opt():
+    """The ``hindsight-ip-zones`` formulation is exact: over windows that hold every schedule of
+    TEL <= FCFS's, its IP optimum is the exhaustive OPT on every seeded peaky instance (rows that
+    cut off a feasible schedule — e.g. ``b_i`` without its ``h − σ_i`` cap — raise it above OPT)."""
+    from llmopt.formulations import make_formulation
+    from llmopt.solvers import get_solver
+    from llmopt.windows import start_windows
+
+    form = make_formulation("hindsight-ip-zones")
+    assert form.exact
+    highs = get_solver("highs")
+    with_rows = 0
+    for inst in _seeded_peaky(40):
+        fcfs = simulate(inst, make_policy("fcfs"))
+        opt, _ = exhaustive_opt(inst, fcfs.tel)
+        model = form.build(inst, start_windows(inst, fcfs.tel))
+        with_rows += len(model.rows("peak_zones")) > 0
+        res = highs.solve(model, time_limit=60)
+        where = f"M={inst.M} {[(r.arrival, r.prompt, r.output) for r in inst.requests]}"
+        assert res.objective is not None and round(res.objective) == opt, (res.objective, opt, where)
+        assert check_schedule(inst, form.decode(inst, model, res.x)).tel == opt, where
+    assert with_rows >= 30, with_rows
