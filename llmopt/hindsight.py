@@ -296,7 +296,7 @@ def solve_hindsight(
         elif run.proven():
             bound, certificate = run.best_bound()
             run.note(f"the {certificate} bound {bound} meets the best schedule, so it is optimal: IP not run")
-        elif solve_ip and not run.interrupted:
+        elif solve_ip:
             # 3. windows, 4. formulation, 5. solver, 6. decode
             lo, hi = certified_windows(instance, run.starts)
             run.windows_valid = win.contains(lo.tolist(), hi.tolist())
