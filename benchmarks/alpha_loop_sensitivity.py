@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import make_cost_model
-from llmopt.protection import AlphaProtection
-from llmopt.simulator import EvictionLoopError
-from llmopt.suites import LMSYS_TRACE
-from llmopt.trace_experiment import data_dir
-from llmopt.traces import Trace, load_trace, sample_instance
+from llmopt.papers.jaillet.suites import LMSYS_TRACE
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.engine.discrete import EvictionLoopError
+from llmopt.policies.protection import AlphaProtection
+from llmopt.workloads.traces import Trace, load_trace, sample_instance
+from llmopt.workloads.traces.data import data_dir
 
 
 def thinned(trace: Trace, keep_long: float = 0.45, cut: int = 45, seed: int = 0) -> Trace:

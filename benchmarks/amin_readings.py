@@ -25,17 +25,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llmopt.checker import check_schedule
-from llmopt.chen_lmsys_report import SETTINGS
-from llmopt.chen_theory import empirical_distribution, lemma2_cr
-from llmopt.chen_theory_report import CHEN_THEORY
-from llmopt.chen_workloads import chen_lmsys
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import make_cost_model
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.engine.discrete import SimulationError, simulate
+from llmopt.papers.chen.lmsys_report import SETTINGS
+from llmopt.papers.chen.theory import empirical_distribution, lemma2_cr
+from llmopt.papers.chen.theory_report import CHEN_THEORY
 from llmopt.policies import make_policy_spec
-from llmopt.simulator import SimulationError, simulate
-from llmopt.timed_checker import check_timed_schedule
+from llmopt.verify.checker import check_schedule
+from llmopt.verify.timed import check_timed_schedule
 from llmopt.workloads import WORKLOADS
+from llmopt.workloads.chen import chen_lmsys
 
 READINGS = ("certified", "literal", "repaired")
 THEORY_LABELS = ("F1 u=2", "F1 u=5", "F1 u=10", "F1 u=20", "F1 u=50")

@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from llmopt.formulations.hindsight_ip import formulate
-from llmopt.instance import Instance
-from llmopt.windows import start_windows
+from llmopt.model.instance import Instance
+from llmopt.model.windows import start_windows
 from llmopt.workloads import make_instance
 
 ROOT = Path(__file__).resolve().parents[1]

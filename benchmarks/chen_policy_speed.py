@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from llmopt.chen_lmsys_report import SETTINGS
-from llmopt.chen_workloads import chen_lmsys
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import make_cost_model
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.papers.chen.lmsys_report import SETTINGS
 from llmopt.policies import make_policy_spec
-from llmopt.timed_checker import check_timed_schedule
+from llmopt.verify.timed import check_timed_schedule
+from llmopt.workloads.chen import chen_lmsys
 
 POLICIES = ("h-sf", "a-max", "a-min", "a-min-multi", "a-ell", "a-random")
 #: Settings whose intervals are disjoint buckets (Algorithm 5's premise).

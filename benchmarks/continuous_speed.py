@@ -1,7 +1,7 @@
 """Continuous-engine throughput on the 10,000-request LMSYS trace (issue 7).
 
 For each of J §5.2's eight algorithms and each demand level (λ = 50 and λ = 10 requests/s,
-the ``jaillet-lmsys`` instances, seed 0), one :func:`llmopt.continuous.simulate_continuous`
+the ``jaillet-lmsys`` instances, seed 0), one :func:`llmopt.engine.continuous.simulate_continuous`
 run with the Llama2-70B-on-2×A100 cost model: CPU seconds (``time.process_time``, best of
 ``--repeat``), simulated requests per CPU second, iterations (batches), and the CPU of the
 checker's continuous-time mode on the same schedule. A run stopped by the loop guard is
@@ -21,17 +21,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import make_cost_model
+from llmopt.papers.jaillet.suites import J52_POLICIES, LMSYS_TRACE
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.engine.discrete import EvictionLoopError
 from llmopt.policies import make_policy_spec
-from llmopt.simulator import EvictionLoopError
-from llmopt.suites import J52_POLICIES, LMSYS_TRACE
-from llmopt.timed_checker import check_timed_schedule
-from llmopt.trace_experiment import data_dir, trace_workload
+from llmopt.verify.timed import check_timed_schedule
+from llmopt.workloads.traces.data import data_dir, trace_workload
 
 
 def measure(n: int, rates: tuple[float, ...], repeat: int) -> tuple[list[dict[str, Any]], float]:
-    from llmopt.traces import load_trace
+    from llmopt.workloads.traces import load_trace
 
     t0 = time.perf_counter()
     load_trace(data_dir() / "traces" / LMSYS_TRACE, "lmsys", M=16_492, on_bad_row="drop")

@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from llmopt.bounds import BoundContext, compute_bound, energy_certificate
-from llmopt.checker import check_energy_certificate, check_schedule
-from llmopt.instance import Instance
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.opt.bounds import BoundContext, compute_bound, energy_certificate
+from llmopt.opt.upper_bounds import SearchContext, find_schedule
 from llmopt.policies import make_policy
-from llmopt.simulator import simulate
-from llmopt.upper_bounds import SearchContext, find_schedule
+from llmopt.verify.checker import check_energy_certificate, check_schedule
 from llmopt.workloads import make_instance
 
 OUT = Path(__file__).resolve().parent.parent / "results" / "energy_bound"
@@ -93,10 +93,10 @@ def _best_time(fn: Any, repeat: int) -> tuple[Any, float]:
 
 
 def trace_rows(n: int, rates: tuple[float, ...], repeat: int) -> tuple[list[dict[str, Any]], str | None]:
-    from llmopt.continuous import simulate_continuous
-    from llmopt.cost_model import make_cost_model
-    from llmopt.trace_experiment import data_dir
-    from llmopt.traces import load_lmsys, sample_instance, to_discrete_instance
+    from llmopt.engine.continuous import simulate_continuous
+    from llmopt.engine.cost_model import make_cost_model
+    from llmopt.workloads.traces import load_lmsys, sample_instance, to_discrete_instance
+    from llmopt.workloads.traces.data import data_dir
 
     try:
         path = data_dir() / "traces" / TRACE
@@ -150,12 +150,13 @@ def render(jrows: list[dict[str, Any]], trows: list[dict[str, Any]], trace_note:
            f"Command: `python benchmarks/energy_bound.py --write` (seeds 0…{args.seeds - 1}, local search "
            f"{args.search_evals} evaluations, LP bound `{lpn}`, trace n = {args.n:,}); {wall_s:.0f} s wall on "
            f"{platform.platform()}, Python {platform.python_version()}.", "",
-           "The bound (stage `energy`, proof in `llmopt.bounds.energy_bound`): with `E_i = s_i·o_i + o_i(o_i+1)/2`, "
+           "The bound (stage `energy`, proof in `llmopt.opt.bounds.energy_bound`): with "
+           "`E_i = s_i·o_i + o_i(o_i+1)/2`, "
            "`e_(k)` the k-th completion time of the shortest-remaining-energy-first fluid schedule (capacity M per "
            "step, request i usable from step a_i + 1) and `q_(k)` the k-th smallest `a_i + o_i`, "
            "`OPT >= Σ_k max(e_(k), q_(k)) − Σ_i a_i`; for all arrivals at 0 it is `Σ_k max(o_(k), ⌈P_k/M⌉)`. "
            "Its certificate (the fluid schedule's completion order) is re-verified by "
-           "`llmopt.checker.check_energy_certificate`; every value below is the checker's, and every schedule's "
+           "`llmopt.verify.checker.check_energy_certificate`; every value below is the checker's, and every schedule's "
            "TEL is the checker's.", "",
            "## (a) J §5.1 instances", "",
            f"Best = the better of MC-SF and `local-search` ({args.search_evals} evaluations). Ratios are means over "

@@ -1,10 +1,10 @@
-"""Refit the Llama-2-70B / 2×A100 / TP 2 batch-time model and cross-check it (llmopt.cost_model).
+"""Refit the Llama-2-70B / 2×A100 / TP 2 batch-time model and cross-check it (llmopt.engine.cost_model).
 
 Reads the external profiles staged under ``shared/data/profiles`` (never committed; provenance in
 ``shared/data/SOURCES.md``), writes the fitted coefficients with their provenance, fit errors and
 the cross-check to a JSON file, prints the splitwise cross-check table and writes it as markdown::
 
-    python benchmarks/fit_cost_model.py --data ../shared/data/profiles --out llmopt/data/llama2_70b_a100_tp2.json
+    python benchmarks/fit_cost_model.py --data ../shared/data/profiles --out llmopt/engine/data/llama2_70b_a100_tp2.json
 
 Run from the repository root; the defaults are the paths above and ``results/cost_model/README.md``.
 The fit is deterministic (closed-form least squares, knots by exhaustive search), so a refit from
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from llmopt.cost_model import (
+from llmopt.engine.cost_model import (
     A100_BF16_FLOPS,
     A100_HBM_BYTES_PER_S,
     HEAD_DIM,
@@ -41,10 +41,11 @@ from llmopt.cost_model import (
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "profiles"
-DEFAULT_OUT = REPO / "llmopt" / "data" / "llama2_70b_a100_tp2.json"
+DEFAULT_OUT = REPO / "llmopt" / "engine" / "data" / "llama2_70b_a100_tp2.json"
 DEFAULT_RESULTS = REPO / "results" / "cost_model" / "README.md"
 COMMAND = (
-    "python benchmarks/fit_cost_model.py --data ../shared/data/profiles --out llmopt/data/llama2_70b_a100_tp2.json"
+    "python benchmarks/fit_cost_model.py --data ../shared/data/profiles "
+    "--out llmopt/engine/data/llama2_70b_a100_tp2.json"
 )
 
 MLP_CSV = "vidur/compute/a100/meta-llama/Llama-2-70b-hf/mlp.csv"
@@ -68,7 +69,7 @@ OPS = (
 NCCL_LAUNCH_MS = 0.02
 #: Bytes of one token's activation in an all-reduce: hidden 8192 × 2 bytes.
 ALL_REDUCE_BYTES_PER_TOKEN = HIDDEN * 2
-#: Assumed efficiencies of the first-principles attention terms (module docstring of llmopt.cost_model).
+#: Assumed efficiencies of the first-principles attention terms (module docstring of llmopt.engine.cost_model).
 ETA_KV = 0.7
 ETA_PREFILL_ATTN = 0.5
 #: The splitwise row excluded from the cross-check and the calibration (SOURCES.md: "breaks the trend").
@@ -262,7 +263,7 @@ def fit(data: Path) -> dict[str, Any]:
         for rel, path in src["paths"].items()
     }
     return {
-        "format": "llmopt.cost_model/1",
+        "format": "llmopt.engine.cost_model/1",
         "model": model.to_dict(),
         "units": "seconds; knots in tokens (N = prefill_tokens + decode_requests)",
         "form": "base + per_token*N + slope_1*(N-knot_1)+ + slope_2*(N-knot_2)+ + per_prefill_sq*sum(s^2)"
@@ -414,14 +415,14 @@ def markdown(doc: dict[str, Any], model: LinearCostModel, all_rows: Sequence[Spl
         [
             "# Batch-time model: Llama-2-70B on 2×A100-80GB, tensor parallel 2",
             "",
-            "Vidur-style linear model (`llmopt.cost_model.LinearCostModel`, coefficients in",
-            "`llmopt/data/llama2_70b_a100_tp2.json`) checked against splitwise-sim's measured `perf_model.csv`",
+            "Vidur-style linear model (`llmopt.engine.cost_model.LinearCostModel`, coefficients in",
+            "`llmopt/engine/data/llama2_70b_a100_tp2.json`) checked against splitwise-sim's measured `perf_model.csv`",
             "and against the first-principles roofline (`RooflineCostModel`, efficiency 1). Produced by",
             "",
             f"    {COMMAND}",
             "",
             f"(fitted on {doc['provenance']['fitted_on']}, numpy {np.__version__}, pandas {pd.__version__}).",
-            "The form and the reasons for each term are in the `llmopt.cost_model` docstring.",
+            "The form and the reasons for each term are in the `llmopt.engine.cost_model` docstring.",
             "",
             "## Coefficients",
             "",

@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from llmopt.hindsight import upper_bound_schedules
-from llmopt.instance import Instance, Request
-from llmopt.model import CanonicalModel
+from llmopt.model.canonical import CanonicalModel
+from llmopt.model.instance import Instance, Request
+from llmopt.model.windows import start_windows
+from llmopt.opt.hindsight import upper_bound_schedules
 from llmopt.solvers import solver_versions
-from llmopt.windows import start_windows
-from llmopt.workloads import jaillet_am1, jaillet_am2
+from llmopt.workloads.jaillet import jaillet_am1, jaillet_am2
 
 
 def _instances() -> dict[str, Instance]:

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau
 
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance, Request
-from llmopt.lp_policies import LPSwap, SortedLP, _solve_cached, lp_order
-from llmopt.simulator import simulate
-from llmopt.wang_workloads import wang_mixed
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance, Request
+from llmopt.policies.lp_order import LPSwap, SortedLP, _solve_cached, lp_order
+from llmopt.verify.checker import check_schedule
+from llmopt.workloads.wang import wang_mixed
 
 
 def discrete(seed: int, n: int) -> Instance:

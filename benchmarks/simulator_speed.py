@@ -11,7 +11,7 @@ step loop), and Poisson arrivals at offered memory load ``ρ`` — rate
 ``λ = ρ·M / mean_i(Σ_{τ=1..o_i} (s_i + τ))``, the token-steps a request occupies —
 with ``ρ = 0.8`` (moderate) and ``ρ = 1.2`` (overloaded: the queue grows linearly).
 
-CPU is ``time.process_time`` of one :func:`llmopt.simulator.simulate` call, the best of
+CPU is ``time.process_time`` of one :func:`llmopt.engine.discrete.simulate` call, the best of
 ``--repeat`` runs; the exponent is the least-squares slope of ``log CPU`` against
 ``log n``. ``--reference N`` also times the pre-issue-6 step loop
 (``tests/reference_sim.py``) at ``n = N`` for comparison, and checks it gives the same TEL.
@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from llmopt.instance import Instance
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.model.schedule import Schedule
 from llmopt.policies import make_policy
-from llmopt.schedule import Schedule
-from llmopt.simulator import simulate
 
 #: workload name -> (M, largest prompt, largest output or None for M − s)
 WORKLOADS: dict[str, tuple[int, int, int | None]] = {
@@ -147,7 +147,7 @@ def write_report(args: argparse.Namespace, rows: list[dict], ref_rows: list[dict
         "# Simulator speed at trace scale (issue 6)",
         "",
         "CPU seconds (`time.process_time`, best of "
-        f"{args.repeat}) of one `llmopt.simulator.simulate` call, and requests per second, for MC-SF and "
+        f"{args.repeat}) of one `llmopt.engine.discrete.simulate` call, and requests per second, for MC-SF and "
         "FCFS (MC-Benchmark). Workloads: **J5.1-M40** = J §5.1 ranges (M = 40, s ~ U{1..5}, "
         "o ~ U{1..M−s}); **M16492** = M = 16,492, s ~ U{1..500}, o ~ U{1..1000}. Arrivals: all at t = 0, "
         "or Poisson at offered memory load ρ (rate = ρ·M / mean token-steps per request; ρ = 1.2 overloads "

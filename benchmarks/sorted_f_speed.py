@@ -1,4 +1,4 @@
-"""Sorted-F Phase-1 speed: run time of :func:`llmopt.sorted_f.plan_sorted_f` per selector and size.
+"""Sorted-F Phase-1 speed: run time of :func:`llmopt.policies.sorted_f.plan_sorted_f` per selector and size.
 
 Workload (seeded; W §7 mix, DIGEST §5.1): ``n`` requests, 80 % "LMSYS-like" — prompt
 ``s ~ round(LogNormal(ln 12, 1.58))`` clipped to ``[1, 200]`` (median 12, W's LMSYS
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from llmopt.instance import Instance
-from llmopt.simulator import simulate
-from llmopt.sorted_f import SortedF, plan_sorted_f
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.policies.sorted_f import SortedF, plan_sorted_f
 
 M = 16_492
 SIZES = (100, 200, 500, 1000, 2000)
@@ -64,8 +64,7 @@ def time_plan(s: np.ndarray, o: np.ndarray, phase1: str, repeat: int) -> tuple[f
 
 
 def _rounds(s: np.ndarray, o: np.ndarray, phase1: str) -> int:
-    from llmopt import sorted_f
-
+    from llmopt.policies import sorted_f
     calls = 0
     inner = sorted_f.PHASE1[phase1]
 
@@ -141,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         text = "\n".join([
             "# Sorted-F Phase-1 speed",
             "",
-            "Wall time of one full Sorted-F Phase 1 (`llmopt.sorted_f.plan_sorted_f`, every round until all",
+            "Wall time of one full Sorted-F Phase 1 (`llmopt.policies.sorted_f.plan_sorted_f`, every round until all",
             "requests are planned) on the synthetic W §7 mix (80 % LMSYS-like, 20 % arXiv-like, all at t = 0),",
             f"M = {M:,}, seed {args.seed}; best of {args.repeat} runs (exact DP: one run). \"rounds\" = Phase-1",
             "batches; AEL = Sorted-F's average latency in iterations (discrete simulator, Phase 2 included).",

@@ -18,12 +18,12 @@ import platform
 import time
 from pathlib import Path
 
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import make_cost_model
-from llmopt.lp_policies import _solve_cached
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
 from llmopt.policies import make_policy_spec
-from llmopt.timed_checker import check_timed_schedule
-from llmopt.wang_workloads import wang_mixed
+from llmopt.policies.lp_order import _solve_cached
+from llmopt.verify.timed import check_timed_schedule
+from llmopt.workloads.wang import wang_mixed
 
 POLICIES = ("fcfs", "mc-sf", "sorted-f-swap", "sorted-f-quantile", "sorted-f-scaled-dp", "sorted-f-dp",
             "sorted-lp", "lp-swap")

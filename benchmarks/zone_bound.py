@@ -2,7 +2,7 @@
 
 For each of the 400 trials of ``results/jaillet-certified`` (J §5.1 AM1 + AM2, seeds 0–199), this
 computes the ``zone-lp`` bound stage (the hindsight LP with the peak-zone rows of
-:mod:`llmopt.zones`, certified by :func:`llmopt.checker.check_zone_certificate`) and sets it beside
+:mod:`llmopt.formulations.zones`, certified by :func:`llmopt.verify.checker.check_zone_certificate`) and sets it beside
 what that run certified (``lp``, ``energy``, the 5-s MIP bound) and the best schedule it found:
 
 * certified gap = (best found − best certified bound) / best found, per trial;
@@ -51,10 +51,10 @@ def _instance(rec: dict):
 
 def evaluate(rec: dict) -> dict:
     """The ``zone-lp`` bound of one stored trial, beside its stored bracket."""
-    from llmopt.bounds import BoundContext, run_bound
-    from llmopt.checker import check_schedule
+    from llmopt.engine.discrete import simulate
+    from llmopt.opt.bounds import BoundContext, run_bound
     from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
+    from llmopt.verify.checker import check_schedule
 
     inst = _instance(rec)
     mcsf = simulate(inst, make_policy("mc-sf"))

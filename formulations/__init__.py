@@ -1,7 +1,7 @@
 """Formulations: declarative builders of solver-neutral models of the hindsight problem.
 
 A formulation is a pipeline stage (DESIGN §3): given an instance and start windows
-(:mod:`llmopt.windows`) it builds a :class:`~llmopt.model.CanonicalModel`, and it maps a
+(:mod:`llmopt.model.windows`) it builds a :class:`~llmopt.model.canonical.CanonicalModel`, and it maps a
 solver's primal vector back to start times, which the independent checker then verifies.
 Formulations build models only: they import neither the checker nor solver results.
 
@@ -18,7 +18,7 @@ The protocol (:class:`Formulation`) — a class whose instances have::
 
 Registered lazily in :data:`FORMULATIONS` (the registry holds classes, instantiated with
 no arguments); third-party formulations join through the entry-point group
-``llmopt.formulations`` (loaded by :func:`llmopt.plugins.load_plugins`) and are then
+``llmopt.formulations`` (loaded by :func:`llmopt.bench.plugins.load_plugins`) and are then
 usable by ``llmopt solve --formulation NAME`` and by suites.
 """
 
@@ -28,10 +28,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from llmopt.instance import Instance
-from llmopt.model import CanonicalModel
-from llmopt.registry import Registry
-from llmopt.windows import StartWindows
+from llmopt.model.canonical import CanonicalModel
+from llmopt.model.instance import Instance
+from llmopt.model.registry import Registry
+from llmopt.model.windows import StartWindows
 
 __all__ = ["FORMULATIONS", "Formulation", "make_formulation"]
 
@@ -59,7 +59,7 @@ FORMULATIONS.register(
 )
 FORMULATIONS.register(
     "hindsight-ip-zones", "llmopt.formulations.hindsight_ip:HindsightIPZones",
-    "J §3 hindsight IP (1)-(4) plus the peak-zone rows of llmopt.zones (exact; a stronger LP relaxation)",
+    "J §3 hindsight IP (1)-(4) plus the peak-zone rows of llmopt.formulations.zones (exact; a stronger LP relaxation)",
 )
 FORMULATIONS.register(
     "wang-ip", "llmopt.formulations.wang_ip:WangIP",
@@ -72,7 +72,7 @@ def make_formulation(name: str) -> Formulation:
 
     Raises
     ------
-    llmopt.registry.RegistryError
+    llmopt.model.registry.RegistryError
         If ``name`` is unknown; ``TypeError`` if the registered object does not follow
         the :class:`Formulation` protocol.
     """

@@ -22,7 +22,7 @@ computes it for comparison only.
 All quantities are rational; :func:`closed_form_dual` computes ``D`` exactly with
 :class:`fractions.Fraction` (the positive part of the ramp has a closed-form sum) and
 reports it as a float. Certifying it (the checker recomputes the bound from ``λ`` alone)
-is the job of the ``closed-form-dual`` bound provider in :mod:`llmopt.bounds`.
+is the job of the ``closed-form-dual`` bound provider in :mod:`llmopt.opt.bounds`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
 
 __all__ = [
     "ClosedFormDual",
@@ -78,7 +78,7 @@ class ClosedFormDual:
         return float(self.lam[0]) if self.lam.size else 0.0
 
     def lambda_by_time(self) -> np.ndarray:
-        """``λ`` indexed by time (``[0, λ_1, …, λ_T̄]``), as :mod:`llmopt.checker` expects."""
+        """``λ`` indexed by time (``[0, λ_1, …, λ_T̄]``), as :mod:`llmopt.verify.checker` expects."""
         return np.concatenate([[0.0], self.lam])
 
 

@@ -23,7 +23,7 @@ aggregation, ``y_c`` equals the common ``y_i`` of the class's requests (any dual
 optimum can be symmetrised over the class). (23) is written for every ``k ∈ K_c``, the
 first start included (DIGEST §1.3: the paper's (23) must also hold at ``k = 0``).
 
-:class:`~llmopt.model.CanonicalModel` minimises, so the model built here minimises the
+:class:`~llmopt.model.canonical.CanonicalModel` minimises, so the model built here minimises the
 **negated** dual objective ``−C − Σ_c |c|·y_c + M·Σ_t λ_t``; the dual optimum is
 ``−objective``. By strong duality it equals the primal LP optimum, which the tests check.
 
@@ -31,7 +31,7 @@ Times are absolute; there is one ``λ_t`` per memory row of the primal (every ti
 start in the windows holds memory), so the model's blocks are columns ``y`` (label
 ``class``) and ``lambda`` (label ``t``), rows ``eq23_dual`` (labels ``class``, ``k``).
 Turning a solution into a certified bound is the job of the ``dual-lp`` bound provider
-(:mod:`llmopt.bounds`), not of this module.
+(:mod:`llmopt.opt.bounds`), not of this module.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from llmopt.formulations.hindsight_ip import RequestClass, class_windows, request_classes
-from llmopt.instance import Instance
-from llmopt.model import Block, CanonicalModel
-from llmopt.windows import StartWindows, start_windows
+from llmopt.model.canonical import Block, CanonicalModel
+from llmopt.model.instance import Instance
+from llmopt.model.windows import StartWindows, start_windows
 
 __all__ = ["formulate_dual", "eq22_objective", "eq23_dual_constraints", "eq24_nonnegativity", "memory_times"]
 
@@ -126,7 +126,7 @@ def formulate_dual(
     ----------
     instance : Instance
     windows : StartWindows, optional
-        The primal's start windows; default :func:`~llmopt.windows.start_windows` (no upper
+        The primal's start windows; default :func:`~llmopt.model.windows.start_windows` (no upper
         bound). Within a class the window is the hull, as in the primal.
     aggregate : bool
         One ``y`` per class of identical requests (matches the primal's aggregation;

@@ -15,8 +15,8 @@ Semantics (DESIGN §1): a request starting at ``k`` uses ``s_i + (t − k)`` tok
 
 Horizon and windows (the paper's printed ``T̄ = Σ (a_i + o_i)`` bounds start
 variables but not the memory rows after ``T̄``, DIGEST I-8): the model is built over
-:class:`~llmopt.windows.StartWindows` — by default the completion-horizon windows
-``a_i <= k <= T_c − o_i`` (:func:`~llmopt.windows.completion_horizon`, proved there) —
+:class:`~llmopt.model.windows.StartWindows` — by default the completion-horizon windows
+``a_i <= k <= T_c − o_i`` (:func:`~llmopt.model.windows.completion_horizon`, proved there) —
 and has a memory row (3) for **every** time at which some start in the windows holds
 memory, so no start can escape the memory constraint.
 
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from llmopt.instance import Instance
-from llmopt.model import Block, CanonicalModel, ModelSize
-from llmopt.tolerance import INTEGRALITY_TOL
-from llmopt.windows import StartWindows, completion_horizon, start_windows
+from llmopt.model.canonical import Block, CanonicalModel, ModelSize
+from llmopt.model.instance import Instance
+from llmopt.model.tolerance import INTEGRALITY_TOL
+from llmopt.model.windows import StartWindows, completion_horizon, start_windows
 
 __all__ = [
     "RequestClass",
@@ -88,7 +88,7 @@ def class_windows(windows: StartWindows, classes: list[RequestClass]) -> list[tu
     """Start window ``(lo, hi)`` of each class: the hull of its requests' windows.
 
     The windows of identical requests are identical when they come from
-    :func:`~llmopt.windows.start_windows`. Otherwise the hull still contains every
+    :func:`~llmopt.model.windows.start_windows`. Otherwise the hull still contains every
     request's window (so an optimal schedule stays inside) and never admits a start before
     the common arrival, whereas an intersection could cut the optimum off."""
     return [
@@ -194,7 +194,7 @@ def formulate(
     ----------
     instance : Instance
     windows : StartWindows, optional
-        Start windows; default :func:`~llmopt.windows.start_windows` without an upper bound.
+        Start windows; default :func:`~llmopt.model.windows.start_windows` without an upper bound.
     aggregate : bool
         Merge identical requests into one integer variable per start step (exact; see
         the module docstring). ``False`` gives the paper's binary model verbatim.
@@ -346,9 +346,9 @@ class HindsightIPBinary(HindsightIP):
 
 
 class HindsightIPZones(HindsightIP):
-    """J (1)–(4) plus the peak-zone rows of :mod:`llmopt.zones` (one clique row per time step).
+    """J (1)–(4) plus the peak-zone rows of :mod:`llmopt.formulations.zones` (one clique row per time step).
 
-    Exact: the zone rows hold in every feasible schedule (theorem and proof in :mod:`llmopt.zones`),
+    Exact: the zone rows hold in every feasible schedule (theorem and proof in :mod:`llmopt.formulations.zones`),
     so they remove no feasible schedule and the model's optimum over valid windows is still OPT;
     its LP relaxation is the ``zone-lp`` bound's, which is ``>=`` the plain LP relaxation. On
     AM1 n = 20, M = 40 (seed 0) HiGHS proved OPT = 1169 with these rows in 167 s of IP, where it had
@@ -358,12 +358,12 @@ class HindsightIPZones(HindsightIP):
     name = "hindsight-ip-zones"
 
     def estimate(self, instance: Instance, windows: StartWindows) -> ModelSize:
-        from llmopt.zones import zone_model_size
+        from llmopt.formulations.zones import zone_model_size
 
-        return zone_model_size(instance, windows)
+        return zone_model_size(instance, estimate_size(instance, windows))
 
     def build(self, instance: Instance, windows: StartWindows) -> CanonicalModel:
-        from llmopt.zones import with_zone_rows
+        from llmopt.formulations.zones import with_zone_rows
 
         return with_zone_rows(formulate(instance, windows, aggregate=self.aggregate), instance)
 

@@ -24,7 +24,7 @@ Two readings are fixed here, as for J (DIGEST I-8): W leaves ``T̄`` unspecified
 start variables run to ``T̄`` while the memory rows stop at ``T̄``; the model is built over
 start windows that end at ``T_c − o_i`` with ``T_c = a + Σ_i o_i`` for the common arrival
 ``a`` (``Σ_i o_i`` in W, where ``a = 0``; a proven completion horizon,
-:func:`llmopt.windows.completion_horizon`), with a memory row at every time a start can
+:func:`llmopt.model.windows.completion_horizon`), with a memory row at every time a start can
 reach. And one binary per request and start, as W writes it (J's formulation here merges
 identical requests; this one does not).
 
@@ -38,9 +38,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from llmopt.formulations.hindsight_ip import HindsightIPBinary
-from llmopt.instance import Instance, InstanceError
-from llmopt.model import CanonicalModel, ModelSize
-from llmopt.windows import StartWindows
+from llmopt.model.canonical import CanonicalModel, ModelSize
+from llmopt.model.instance import Instance, InstanceError
+from llmopt.model.windows import StartWindows
 
 __all__ = ["WangIP", "require_common_arrival", "common_arrival_problem"]
 
@@ -59,7 +59,7 @@ def common_arrival_problem(instance: Instance, what: str = "W's IP (4)-(7)") -> 
 
 
 def require_common_arrival(instance: Instance, what: str = "W's IP (4)-(7)") -> None:
-    """Raise :class:`~llmopt.instance.InstanceError` unless every request arrives at the same time."""
+    """Raise :class:`~llmopt.model.instance.InstanceError` unless every request arrives at the same time."""
     why = common_arrival_problem(instance, what)
     if why is not None:
         raise InstanceError(why)

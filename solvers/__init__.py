@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmopt.registry import Registry
+from llmopt.model.registry import Registry
 from llmopt.solvers.base import Capability
 
 __all__ = ["SOLVERS", "DEFAULT_SOLVER", "PREFERENCE", "Capability", "get_solver", "solver_status", "pick_solver",
@@ -47,7 +47,7 @@ def get_solver(name: str, **options: Any) -> Any:
 
     Raises
     ------
-    llmopt.registry.RegistryError
+    llmopt.model.registry.RegistryError
         If ``name`` is unknown (the message lists the known names).
     """
     return SOLVERS.get(name)(**options)
@@ -57,7 +57,7 @@ def solver_status(name: str) -> tuple[bool, str]:
     """Whether solver ``name`` is usable here, without importing its backend package.
 
     Returns ``(True, "")`` when usable, else ``(False, reason)``; raises
-    :class:`~llmopt.registry.RegistryError` if ``name`` is unknown.
+    :class:`~llmopt.model.registry.RegistryError` if ``name`` is unknown.
     """
     return SOLVERS.get(name).available()
 

@@ -18,8 +18,8 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from llmopt.model import CanonicalModel
-from llmopt.result import SolveResult, SolveStatus
+from llmopt.model.canonical import CanonicalModel
+from llmopt.model.result import SolveResult, SolveStatus
 
 __all__ = [
     "Capability",

@@ -37,8 +37,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from llmopt.model import CanonicalModel
-from llmopt.result import SolveResult, SolveStatus
+from llmopt.model.canonical import CanonicalModel
+from llmopt.model.result import SolveResult, SolveStatus
+from llmopt.model.tolerance import FEASIBILITY_TOL
 from llmopt.solvers.base import (
     Capability,
     Progress,
@@ -49,7 +50,6 @@ from llmopt.solvers.base import (
     package_version,
     unavailable_result,
 )
-from llmopt.tolerance import FEASIBILITY_TOL
 
 __all__ = ["CbcSolver"]
 

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from llmopt.model import CanonicalModel
-from llmopt.result import SolveResult, SolveStatus
+from llmopt.model.canonical import CanonicalModel
+from llmopt.model.result import SolveResult, SolveStatus
 from llmopt.solvers.base import (
     Capability,
     Progress,

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llmopt.instance import Instance
-from llmopt.suites import Suite
-from llmopt.workloads import jaillet_am1
+from llmopt.bench.suites import Suite
+from llmopt.model.instance import Instance
+from llmopt.workloads.jaillet import jaillet_am1
 
 TESTS_DIR = Path(__file__).resolve().parent
 CALLS_ENV = "LLMOPT_TEST_CALLS"

@@ -10,7 +10,7 @@ import math
 import random
 from collections.abc import Mapping
 
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
 
 
 def memory_profile(instance: Instance, starts: Mapping[str, int]) -> list[int]:
@@ -74,7 +74,7 @@ def theorem41_instance(M: int) -> Instance:
 def fake_solver(name: str, capabilities: frozenset, status: str = "time_limit", bound: float | None = None) -> type:
     """A solver adapter class that is always available and answers every model with ``status``, no
     point and ``bound`` (for tests of what the pipeline does with what solvers claim)."""
-    from llmopt.result import SolveResult, SolveStatus
+    from llmopt.model.result import SolveResult, SolveStatus
     from llmopt.solvers.base import SolverInfo
 
     class Fake:
@@ -96,7 +96,7 @@ def fake_solver(name: str, capabilities: frozenset, status: str = "time_limit", 
 
 def have_trace_data() -> bool:
     """Whether the staged trace data (``../shared/data/traces``) can be found."""
-    from llmopt.trace_experiment import data_dir
+    from llmopt.workloads.traces.data import data_dir
 
     try:
         data_dir()

@@ -4,7 +4,7 @@ the event-driven engine (issue 6), kept verbatim in spirit as a test oracle.
 Every step ``t`` it rebuilds the list of waiting requests, sorts it by the policy's key,
 and re-runs the quadratic look-ahead check (J eq. (5)) from scratch for every candidate.
 It is O(n²) per step and is *not* part of the package; the equivalence tests assert that
-:func:`llmopt.simulator.simulate` produces exactly the same starts, TEL and memory trace.
+:func:`llmopt.engine.discrete.simulate` produces exactly the same starts, TEL and memory trace.
 
 Nothing here imports the package's simulator, policies, look-ahead or schedule modules.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from llmopt.instance import Instance, Request
+from llmopt.model.instance import Instance, Request
 
 __all__ = ["RefSchedule", "reference_simulate", "MCSF_KEY", "FCFS_KEY", "rank_key"]
 

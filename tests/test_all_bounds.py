@@ -1,6 +1,6 @@
 """Every registered bound stage, against exhaustive OPT and against a tampered certificate.
 
-The stages are taken from :data:`llmopt.bounds.BOUNDS` (``BOUNDS.names()``), so a newly registered
+The stages are taken from :data:`llmopt.opt.bounds.BOUNDS` (``BOUNDS.names()``), so a newly registered
 bound is covered automatically — and the corruption test fails for it until a recipe is added.
 
 What is checked, per bound stage:
@@ -8,7 +8,7 @@ What is checked, per bound stage:
 1. **Never above OPT.** On 24 tiny instances — 8 random with arrivals, 8 random all at 0, and 8
    hand-made ones of the shapes some stages need (identical requests at 0 for ``closed-form-dual``,
    a common non-zero arrival for ``wang-relax-lp``, instances where several bounds are tight) —
-   the stage's value, run through :func:`llmopt.bounds.run_bound` with FCFS's schedule as the
+   the stage's value, run through :func:`llmopt.opt.bounds.run_bound` with FCFS's schedule as the
    upper-bound schedule, is at most the optimum of the exhaustive search of
    ``test_ip_exhaustive.exhaustive_opt`` (which shares no code with the bounds), and is
    ``verified`` with a certificate. A stage may decline an instance of the wrong shape (``value``
@@ -20,14 +20,14 @@ What is checked, per bound stage:
    report ``verified=False`` with the checker's value below the claim (λ certificates: the
    largest ``λ_t`` scaled by ``1 + 1e-4``, a relative error between ``AGREEMENT_RTOL`` and 1e-3,
    so a loosened agreement tolerance would let it through) or fail with
-   :class:`~llmopt.checker.CertificateError` (energy). Patch points: ``lp`` and
-   ``wang-relax-lp`` — :func:`llmopt.bounds.lambda_from_lp_duals`; ``dual-lp`` — the solver's
+   :class:`~llmopt.verify.checker.CertificateError` (energy). Patch points: ``lp`` and
+   ``wang-relax-lp`` — :func:`llmopt.opt.bounds.lambda_from_lp_duals`; ``dual-lp`` — the solver's
    primal ``λ`` columns (via ``llmopt.solvers.get_solver``); ``lp-colgen`` — the multipliers of
-   :func:`llmopt.colgen.solve_lp_auto`; ``closed-form-dual`` — the ``λ`` of
+   :func:`llmopt.solvers.colgen.solve_lp_auto`; ``closed-form-dual`` — the ``λ`` of
    :func:`llmopt.formulations.closed_form_dual.closed_form_dual`; ``sum-of-outputs`` (certificate
    ``λ = 0``) — a small ``λ`` slipped into the empty certificate on its way to the checker;
    ``energy`` — the claimed value + 1, and a non-SRPT order; ``zone-lp`` — the largest zone
-   multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.bounds.zone_multipliers`
+   multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.opt.bounds.zone_multipliers`
    (``tests/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
    negative and a non-finite ``λ``, and the energy checker a claim above its value
    (cross-reference to ``tests/test_energy_bound.py``, which tests the energy certificate in depth).
@@ -58,7 +58,7 @@ edited). Each made exactly the listed tests fail; with none applied, all pass:
   checker's claim test removed — ``tampered_certificate[energy]`` and
   ``energy_checker_rejects_a_claim_above_its_value``; the windows from the upper-bound schedule one
   step too narrow — ``never_above_opt`` of ``lp``, ``dual-lp``, ``wang-relax-lp``, ``lp-colgen``.
-* ``agree`` in :mod:`llmopt.bounds` loosened to ``rtol = 1e-3`` — every λ case of
+* ``agree`` in :mod:`llmopt.opt.bounds` loosened to ``rtol = 1e-3`` — every λ case of
   ``tampered_certificate`` (all but ``energy``).
 
 Not caught here: the checker's horizon ``T_c`` one step short (the windows of these instances are
@@ -78,13 +78,13 @@ import pytest
 from helpers import random_tiny_instance
 from test_ip_exhaustive import exhaustive_opt
 
-import llmopt.bounds as bounds_mod
-from llmopt.bounds import BOUNDS, BoundContext, compute_bound, run_bound
-from llmopt.checker import CertificateError, check_energy_certificate, check_lower_bound_certificate
-from llmopt.instance import Instance
+import llmopt.opt.bounds as bounds_mod
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.model.tolerance import AGREEMENT_RTOL
+from llmopt.opt.bounds import BOUNDS, BoundContext, compute_bound, run_bound
 from llmopt.policies import make_policy
-from llmopt.simulator import simulate
-from llmopt.tolerance import AGREEMENT_RTOL
+from llmopt.verify.checker import CertificateError, check_energy_certificate, check_lower_bound_certificate
 
 # --- 1. never above OPT on tiny instances ----------------------------------------------------------
 
@@ -184,7 +184,7 @@ def _tamper_dual_lp_solution(mp: pytest.MonkeyPatch) -> None:
 
 
 def _tamper_colgen(mp: pytest.MonkeyPatch) -> None:
-    import llmopt.colgen as colgen_mod
+    import llmopt.solvers.colgen as colgen_mod
 
     real = colgen_mod.solve_lp_auto
 

@@ -7,8 +7,20 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import llmopt.bounds as bounds_mod
-from llmopt.bounds import (
+import llmopt.opt.bounds as bounds_mod
+from llmopt.engine.discrete import simulate
+from llmopt.formulations.closed_form_dual import (
+    closed_form_dual,
+    eq23_max_violation,
+    identical_parameters,
+    paper_approximation,
+)
+from llmopt.formulations.dual import formulate_dual
+from llmopt.formulations.hindsight_ip import formulate, start_windows
+from llmopt.model.instance import Instance
+from llmopt.model.result import SolveStatus
+from llmopt.model.tolerance import AGREEMENT_RTOL
+from llmopt.opt.bounds import (
     BOUNDS,
     BoundContext,
     BoundResult,
@@ -19,21 +31,9 @@ from llmopt.bounds import (
     lp_bound,
     run_bound,
 )
-from llmopt.checker import check_lower_bound_certificate, check_schedule
-from llmopt.formulations.closed_form_dual import (
-    closed_form_dual,
-    eq23_max_violation,
-    identical_parameters,
-    paper_approximation,
-)
-from llmopt.formulations.dual import formulate_dual
-from llmopt.formulations.hindsight_ip import formulate, start_windows
-from llmopt.instance import Instance
 from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
-from llmopt.simulator import simulate
 from llmopt.solvers.highs import HighsSolver
-from llmopt.tolerance import AGREEMENT_RTOL
+from llmopt.verify.checker import check_lower_bound_certificate, check_schedule
 
 # DIGEST §1.4: n, s, o, M, LP opt, closed-form D, paper's approx, ȳ, λ_1, last t with λ_t > 0, MC-SF TEL
 TABLE_1_4 = [

@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.checker import (
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance, Request
+from llmopt.policies import make_policy
+from llmopt.verify.checker import (
     CertificateError,
     certificate_horizon,
     certified_windows,
     check_lower_bound_certificate,
 )
-from llmopt.instance import Instance, Request
-from llmopt.policies import make_policy
-from llmopt.simulator import simulate
 
 
 def brute_force_bound(inst: Instance, lam: dict[int, float], hi: list[int]) -> float:

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import llmopt.checker as checker_mod
-from llmopt.checker import CheckReport, check_schedule
-from llmopt.instance import Instance
+import llmopt.verify.checker as checker_mod
+from llmopt.engine.discrete import SimulationError, simulate
+from llmopt.model.instance import Instance
 from llmopt.policies import make_policy
-from llmopt.simulator import SimulationError, simulate
+from llmopt.verify.checker import CheckReport, check_schedule
 
 # --- independence ----------------------------------------------------------------------------
 
@@ -29,9 +29,9 @@ def test_checker_imports_only_the_instance_module():
             assert node.level == 0, "no relative imports in the checker"
             mods.add(node.module)
     llmopt_mods = {m for m in mods if m.split(".")[0] == "llmopt"}
-    # llmopt.tolerance is a leaf module of constants (it imports nothing from llmopt)
-    assert llmopt_mods <= {"llmopt.instance", "llmopt.tolerance"}
-    assert mods <= {"llmopt.instance", "llmopt.tolerance", "numpy", "numbers", "dataclasses", "typing",
+    # llmopt.model.tolerance is a leaf module of constants (it imports nothing from llmopt)
+    assert llmopt_mods <= {"llmopt.model.instance", "llmopt.model.tolerance"}
+    assert mods <= {"llmopt.model.instance", "llmopt.model.tolerance", "numpy", "numbers", "dataclasses", "typing",
                     "collections.abc", "bisect", "__future__"}
 
 
@@ -175,7 +175,7 @@ class _EvictOnce:
         self.victim, self.when, self.restart = victim, when, restart
 
     def decide(self, view):
-        from llmopt.simulator import Decision
+        from llmopt.engine.discrete import Decision
 
         if view.t == 0:
             return Decision(start=tuple(w.id for w in view.waiting))

@@ -1,4 +1,4 @@
-"""The ``chen-lmsys`` suite (C §6, Figures 5–7) and its report (:mod:`llmopt.chen_lmsys_report`).
+"""The ``chen-lmsys`` suite (C §6, Figures 5–7) and its report (:mod:`llmopt.papers.chen.lmsys_report`).
 
 The report is tested on hand-made records, where every number is known: the ratios are
 ratios of means over the seeds where both schedules are verified, an unverified schedule
@@ -23,7 +23,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from llmopt.chen_lmsys_report import (
+from llmopt.bench.conformance import check_suite
+from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
+from llmopt.papers.chen.lmsys_report import (
     CHEN_LMSYS,
     CLAIMS,
     CLOSE,
@@ -37,9 +39,7 @@ from llmopt.chen_lmsys_report import (
     figures_5_7,
     figures_frame,
 )
-from llmopt.chen_lmsys_study import claims_by_m
-from llmopt.conformance import check_suite
-from llmopt.suites import SUITES, Suite, WorkloadSpec
+from llmopt.papers.chen.lmsys_study import claims_by_m
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
@@ -101,7 +101,7 @@ def test_suite_is_registered_and_conforms():
     assert {w.params["predictions"] for w in suite.workloads} == {
         "shared:lower=1,upper=1000", "bins:width=100,count=10", "relative:x=0.1", "relative:x=0.95",
         "relative:x=0.99"}
-    assert suite.extra_report == "llmopt.chen_lmsys_report:figures_5_7"
+    assert suite.extra_report == "llmopt.papers.chen.lmsys_report:figures_5_7"
     assert Suite.from_dict(suite.to_dict()) == suite  # a results folder's suite.json gives the same suite
 
 
@@ -196,8 +196,8 @@ def test_figures_5_7_writes_tables_plots_and_verdicts(tmp_path):
 
 @needs_data
 def test_small_real_task_runs_through_the_harness(tmp_path, monkeypatch):
-    from llmopt.harness import read_trials, run_suite
-    from llmopt.report import write_report
+    from llmopt.bench.harness import read_trials, run_suite
+    from llmopt.bench.report import write_report
 
     monkeypatch.setenv("LLMOPT_DATA", str(DATA))
     suite = dataclasses.replace(CHEN_LMSYS, name="tiny-chen-lmsys", workloads=(
@@ -219,7 +219,7 @@ def test_small_real_task_runs_through_the_harness(tmp_path, monkeypatch):
 
 @needs_data
 def test_memory_study_and_discrete_engine_on_a_small_sample(monkeypatch):
-    from llmopt.chen_lmsys_study import discrete_records, m_sensitivity_frame
+    from llmopt.papers.chen.lmsys_study import discrete_records, m_sensitivity_frame
 
     monkeypatch.setenv("LLMOPT_DATA", str(DATA))
     df = m_sensitivity_frame(seed=0, n=400, factors=(1,), settings=SETTINGS[:2])
@@ -238,7 +238,7 @@ def test_memory_study_and_discrete_engine_on_a_small_sample(monkeypatch):
 def test_c_like_distribution_has_cs_median_and_lemma2_is_far_from_one():
     import numpy as np
 
-    from llmopt.chen_lmsys_study import c_like_outputs, lemma2_c_like
+    from llmopt.papers.chen.lmsys_study import c_like_outputs, lemma2_c_like
 
     x = c_like_outputs()
     k = np.arange(1, 884)

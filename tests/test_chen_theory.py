@@ -1,11 +1,11 @@
-"""Tests of :mod:`llmopt.chen_theory` (C's closed-form theory; DIGEST §5.4, §3.6, T-11, T-12).
+"""Tests of :mod:`llmopt.papers.chen.theory` (C's closed-form theory; DIGEST §5.4, §3.6, T-11, T-12).
 
 Every quantity is checked against at least one derivation that shares no code with the
 module: Cor. 1's matrices (Rayleigh quotient), the paper's period model (Prop. 1 / Lemma 1,
 re-implemented here as a loop), the Thm 6 / Thm 7 / Thm 8 proof expressions, and the
 DIGEST tables (values derived independently of this code).
 
-Mutations tried by hand (each applied alone to ``llmopt/chen_theory.py``; the whole file was
+Mutations tried by hand (each applied alone to ``llmopt/papers/chen/theory.py``; the whole file was
 run; every one made tests fail; the module was restored byte-for-byte afterwards):
 
 * ``lemma2_cr``: ``δ(ℓ) = 1`` → period-model, leading-zeros, two-point (values, proof, s = 1
@@ -41,7 +41,7 @@ import math
 import numpy as np
 import pytest
 
-from llmopt import chen_theory as ct
+from llmopt.papers.chen import theory as ct
 
 # --------------------------------------------------------------------------- independent references
 

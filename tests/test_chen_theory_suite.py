@@ -1,14 +1,14 @@
-"""Suite ``chen-theory`` (C Figures 1–3 by simulation) and its report, :mod:`llmopt.chen_theory_report`.
+"""Suite ``chen-theory`` (C Figures 1–3 by simulation) and its report, :mod:`llmopt.papers.chen.theory_report`.
 
 What is checked:
 
-* the suite conforms (:func:`llmopt.conformance.check_suite`) and is what the report expects
+* the suite conforms (:func:`llmopt.bench.conformance.check_suite`) and is what the report expects
   (H-SF the reference, the figure / ``conv`` / ``opt`` entries, the M-for-50-waves rule);
 * the report's ratios on hand-made records: against H-SF (C's ratio), against the certified
   bound (an upper bound on the ratio to OPT) and against a proven OPT only where one is proven;
   errors and unverified schedules are left out; the closed forms on each record's regenerated
   instance equal an independent evaluation of Lemma 2; every table and figure is written;
-* one cheap real run end to end through the harness (:func:`llmopt.harness.run_suite`, inline);
+* one cheap real run end to end through the harness (:func:`llmopt.bench.harness.run_suite`, inline);
 * an independent cross-check against the fluid closed forms at many waves (see
   :func:`test_two_point_cross_check_against_the_s1_closed_forms` for the tolerances and the
   A_min discrepancy they document).
@@ -30,9 +30,14 @@ import math
 import numpy as np
 import pytest
 
-from llmopt import chen_theory as ct
-from llmopt import chen_theory_report as report_module
-from llmopt.chen_theory_report import (
+from llmopt.bench.conformance import check_suite
+from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.report import write_report
+from llmopt.bench.suites import SUITES, WorkloadSpec
+from llmopt.engine.discrete import simulate
+from llmopt.papers.chen import theory as ct
+from llmopt.papers.chen import theory_report as report_module
+from llmopt.papers.chen.theory_report import (
     AL_ALL_LONG_N,
     CHEN_THEORY,
     MAIN_N,
@@ -44,12 +49,7 @@ from llmopt.chen_theory_report import (
     theory_frame,
     theory_report,
 )
-from llmopt.conformance import check_suite
-from llmopt.harness import read_trials, run_suite
 from llmopt.policies import make_policy_spec
-from llmopt.report import write_report
-from llmopt.simulator import simulate
-from llmopt.suites import SUITES, WorkloadSpec
 from llmopt.workloads import WORKLOADS
 
 
@@ -64,7 +64,7 @@ def test_suite_is_registered_and_conforms():
     assert suite is CHEN_THEORY
     assert check_suite("chen-theory") == []
     assert suite.kind == "hindsight" and suite.reference == "h-sf" and suite.policies == POLICIES
-    assert suite.bounds == ("lp-colgen",) and suite.extra_report == "llmopt.chen_theory_report:theory_report"
+    assert suite.bounds == ("lp-colgen",) and suite.extra_report == "llmopt.papers.chen.theory_report:theory_report"
     roles = {w.label.split()[0] for w in suite.workloads}
     assert roles == {"F1", "F2", "F3", "conv", "opt"}
     for w in suite.workloads:

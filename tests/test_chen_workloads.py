@@ -2,7 +2,7 @@
 
 The LMSYS tests need the staged trace files (shared/data, not in the repository) and are
 skipped with a reason when they are absent; the worst-case test needs
-``llmopt.chen_theory.figure1_worst_distribution``.
+``llmopt.papers.chen.theory.figure1_worst_distribution``.
 
 Breakages tried by hand, each caught by the test named (then reverted):
 
@@ -31,7 +31,10 @@ import numpy as np
 import pytest
 from helpers import have_trace_data
 
-from llmopt.chen_workloads import (
+from llmopt.model.instance import Instance
+from llmopt.model.timed_instance import TimedInstance
+from llmopt.workloads import WORKLOADS, make_instance
+from llmopt.workloads.chen import (
     CHEN_LMSYS_TRACE,
     chen_geometric,
     chen_lg,
@@ -41,10 +44,7 @@ from llmopt.chen_workloads import (
     geometric_pmf,
     lg_pmf,
 )
-from llmopt.instance import Instance
-from llmopt.predictions import apply_prediction_spec
-from llmopt.timed_instance import TimedInstance
-from llmopt.workloads import WORKLOADS, make_instance
+from llmopt.workloads.predictions import apply_prediction_spec
 
 SYNTHETIC = {"chen-two-point": chen_two_point, "chen-geometric": chen_geometric, "chen-lg": chen_lg,
              "chen-worst-case": chen_worst_case}
@@ -52,7 +52,7 @@ SYNTHETIC = {"chen-two-point": chen_two_point, "chen-geometric": chen_geometric,
 
 def _have_worst_distribution() -> bool:
     try:
-        from llmopt.chen_theory import figure1_worst_distribution  # noqa: F401
+        from llmopt.papers.chen.theory import figure1_worst_distribution  # noqa: F401
     except ImportError:
         return False
     return True
@@ -61,7 +61,7 @@ def _have_worst_distribution() -> bool:
 needs_data = pytest.mark.skipif(not have_trace_data(), reason="staged trace data (shared/data/traces, not in the "
                                 "repository) not found; set LLMOPT_DATA to the folder that holds traces/")
 needs_theory = pytest.mark.skipif(not _have_worst_distribution(),
-                                  reason="llmopt.chen_theory.figure1_worst_distribution not available")
+                                  reason="llmopt.papers.chen.theory.figure1_worst_distribution not available")
 
 
 def _outputs(inst) -> np.ndarray:
@@ -132,7 +132,7 @@ def test_geometric_and_lg_laws():
 
 
 def test_geometric_matches_theory_module():
-    theory = pytest.importorskip("llmopt.chen_theory")
+    theory = pytest.importorskip("llmopt.papers.chen.theory")
     for ours, name in ((geometric_pmf, "geometric_distribution"), (lg_pmf, "lg_distribution")):
         theirs = getattr(theory, name, None)
         if theirs is None:
@@ -149,7 +149,7 @@ def test_exact_proportions():
 
 @needs_theory
 def test_worst_case():
-    from llmopt.chen_theory import figure1_worst_distribution
+    from llmopt.papers.chen.theory import figure1_worst_distribution
 
     inst = chen_worst_case(0, u=50, n=3000, exact=True)
     pmf = np.asarray(figure1_worst_distribution(50))
@@ -190,7 +190,8 @@ def test_lmsys_sample(lmsys0):
     out = _outputs(inst)
     assert 1 <= out.min() and out.max() <= 1000
     assert 80 < out.mean() < 110  # the staged file's output mean is 94.3 (C: 85)
-    from llmopt.trace_experiment import _cached_trace, data_dir
+    from llmopt.workloads.traces.data import cached_trace as _cached_trace
+    from llmopt.workloads.traces.data import data_dir
 
     tr = _cached_trace(str(data_dir() / "traces" / CHEN_LMSYS_TRACE), "lmsys", 16492, "drop")
     pos = {int(row): i for i, row in enumerate(tr.source_rows)}
@@ -226,7 +227,7 @@ def test_lmsys_predictions(lmsys0):
 def test_lmsys_max_output():
     inst = chen_lmsys(2, n=300, sample=300, max_output=50)
     assert _outputs(inst).max() <= 50 and inst.name == "chen-lmsys/seed=2 n=300 sample=300 max_output=50"
-    from llmopt.traces import TraceError
+    from llmopt.workloads.traces import TraceError
 
     with pytest.raises(TraceError, match="only .* usable rows with output <= max_output = 1"):
         chen_lmsys(0, n=10, max_output=1, sample=100_000)

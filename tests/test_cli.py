@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.checker import check_schedule
-from llmopt.cli import app
-from llmopt.instance import load_instance, save_instance
-from llmopt.workloads import jaillet_am1
+from llmopt.cli.main import app
+from llmopt.model.instance import load_instance, save_instance
+from llmopt.verify.checker import check_schedule
+from llmopt.workloads.jaillet import jaillet_am1
 
 runner = CliRunner()
 
@@ -345,7 +345,7 @@ def test_registry_listings() -> None:
 
 
 def test_relax_reports_a_bound_above_the_best_schedule_as_an_error(tmp_path: Path) -> None:
-    from llmopt.bounds import BOUNDS, BoundResult
+    from llmopt.opt.bounds import BOUNDS, BoundResult
 
     BOUNDS.register("test-bogus", lambda inst, ctx: BoundResult("test-bogus", 1e6, "bogus", True, "claims too much"))
     try:
@@ -387,7 +387,7 @@ def test_a_failing_plugin_formulation_keeps_what_was_found(tmp_path: Path) -> No
 
 
 def _llmopt() -> list[str]:
-    return [sys.executable, "-c", "from llmopt.cli import app; app()"]
+    return [sys.executable, "-c", "from llmopt.cli.main import app; app()"]
 
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])

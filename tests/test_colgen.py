@@ -1,4 +1,4 @@
-"""Column generation for the time-indexed LP (:mod:`llmopt.colgen`) and the LP policies Sorted-LP / LP-Swap.
+"""Column generation for the time-indexed LP (:mod:`llmopt.solvers.colgen`) and the LP policies Sorted-LP / LP-Swap.
 
 Cross-checks: the LP written out in full (J's formulation relaxed, solved by the HiGHS
 adapter) against column generation; the Lagrangian bound against the independent checker;
@@ -15,17 +15,17 @@ import pytest
 from helpers import random_tiny_instance
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt import colgen
-from llmopt.checker import check_lower_bound_certificate, check_schedule
-from llmopt.colgen import choose_bucket, solve_lp_colgen
+from llmopt.engine.discrete import RequestView, simulate
 from llmopt.formulations.hindsight_ip import formulate
-from llmopt.instance import Instance, Request
-from llmopt.lp_policies import LPSwap, SortedLP, lp_order
+from llmopt.model.instance import Instance, Request
+from llmopt.model.result import SolveStatus
+from llmopt.model.windows import start_windows
 from llmopt.policies import make_policy, make_policy_spec
-from llmopt.result import SolveStatus
-from llmopt.simulator import RequestView, simulate
+from llmopt.policies.lp_order import LPSwap, SortedLP, lp_order
+from llmopt.solvers import colgen
+from llmopt.solvers.colgen import choose_bucket, solve_lp_colgen
 from llmopt.solvers.highs import HighsSolver
-from llmopt.windows import start_windows
+from llmopt.verify.checker import check_lower_bound_certificate, check_schedule
 
 
 def _full_lp(instance: Instance) -> float:
@@ -33,6 +33,11 @@ def _full_lp(instance: Instance) -> float:
     res = HighsSolver().solve(formulate(instance, start_windows(instance)).relax(), time_limit=60)
     assert res.status is SolveStatus.OPTIMAL
     return float(res.objective)
+
+
+def _mcsf(instance: Instance) -> dict[str, int]:
+    """MC-SF's schedule: the column-generation master's first columns."""
+    return dict(simulate(instance, make_policy("mc-sf")).starts)
 
 
 def _random(seed: int, arrivals: bool = True) -> Instance:
@@ -43,7 +48,7 @@ def _random(seed: int, arrivals: bool = True) -> Instance:
 @pytest.mark.parametrize("seed", range(10))
 def test_colgen_reaches_the_full_lp_optimum(seed):
     inst = _random(seed)
-    res = solve_lp_colgen(inst)
+    res = solve_lp_colgen(inst, initial_starts=_mcsf(inst))
     full = _full_lp(inst)
     assert res.status is SolveStatus.OPTIMAL
     assert res.objective == pytest.approx(full, rel=1e-7, abs=1e-6)
@@ -56,10 +61,10 @@ def test_colgen_reaches_the_full_lp_optimum(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_bucketed_lp_is_a_certified_relaxation(seed):
     inst = random_tiny_instance(random.Random(100 + seed), n_range=(3, 5), M_range=(6, 10), max_arrival=0)
-    exact = solve_lp_colgen(inst)
+    exact = solve_lp_colgen(inst, initial_starts=_mcsf(inst))
     opt, _ = exhaustive_opt(inst, simulate(inst, make_policy("mc-sf")).tel)
     for delta in (2, 3, 5):
-        res = solve_lp_colgen(inst, bucket=delta)
+        res = solve_lp_colgen(inst, initial_starts=_mcsf(inst), bucket=delta)
         assert res.status is SolveStatus.OPTIMAL
         assert res.objective <= exact.objective + 1e-6  # fewer (summed) rows: a relaxation
         cert = check_lower_bound_certificate(inst, (res.lam_times, res.lam_values))
@@ -97,7 +102,7 @@ def test_w_example1_lp_by_hand():
     64 tokens at its completion, so at most (64−42)/64 = 22/64 of it starts at 0, 1/64 at 1,
     the rest (41/64) at 2: y_big = 1/64 + 2·41/64 = 83/64 and LP = 21·2 + (83/64 + 1) = 44.296875.
     """
-    res = solve_lp_colgen(_example1())
+    res = solve_lp_colgen(_example1(), initial_starts=_mcsf(_example1()))
     assert res.objective == pytest.approx(44.296875, abs=1e-7)
     assert res.expected_start["big"] == pytest.approx(83 / 64, abs=1e-7)
     assert all(res.expected_start[f"s{i}"] == pytest.approx(0.0, abs=1e-9) for i in range(21))
@@ -117,7 +122,7 @@ def test_lp_order_ties_by_output_then_position():
 def test_all_fit_at_once_gives_y_zero_and_opt():
     """When every request can start at 0, the LP starts them all at 0 and Sorted-LP's TEL is Σo = OPT."""
     inst = Instance(100, tuple(Request(f"r{i}", 0, 2, o) for i, o in enumerate((3, 1, 4, 1, 5))))
-    res = solve_lp_colgen(inst)
+    res = solve_lp_colgen(inst, initial_starts=_mcsf(inst))
     assert all(v == pytest.approx(0.0) for v in res.expected_start.values())
     assert simulate(inst, SortedLP(bucket=1)).tel == sum(r.output for r in inst.requests)
 
@@ -171,7 +176,7 @@ def test_early_stop_keeps_a_certified_bound(rounds):
     rng = np.random.default_rng(rounds)
     inst = Instance(100, tuple(Request(f"r{i}", 0, int(rng.integers(1, 30)), int(rng.integers(1, 40)))
                                for i in range(40)))
-    res = solve_lp_colgen(inst, max_rounds=rounds)
+    res = solve_lp_colgen(inst, initial_starts=_mcsf(inst), max_rounds=rounds)
     cert = check_lower_bound_certificate(inst, (res.lam_times, res.lam_values))
     assert cert == pytest.approx(res.bound, rel=1e-9, abs=1e-6)
     assert res.bound <= res.objective + 1e-6
@@ -179,6 +184,6 @@ def test_early_stop_keeps_a_certified_bound(rounds):
 
 def test_colgen_respects_a_time_limit():
     inst = _random(4)
-    res = solve_lp_colgen(inst, time_limit=1e-9)
+    res = solve_lp_colgen(inst, initial_starts=_mcsf(inst), time_limit=1e-9)
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert res.bound is not None and res.objective is not None and res.bound <= res.objective + 1e-6

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from llmopt import conformance
-from llmopt.plugins import load_plugins, registries
-from llmopt.simulator import Decision
+from llmopt.bench import conformance
+from llmopt.bench.plugins import load_plugins, registries
+from llmopt.engine.discrete import Decision
 
 load_plugins()  # installed plug-ins are checked too
 REG = registries()
@@ -50,7 +50,23 @@ def test_broken_policy_is_reported():
 
 
 def test_duplicate_registration_is_an_error():
-    from llmopt.registry import RegistryError
+    from llmopt.model.registry import RegistryError
 
     with pytest.raises(RegistryError, match="already registered"):
         REG["policy"].register("mc-sf", "llmopt.policies:MCSF")
+
+
+def test_a_task_kind_without_the_harness_fields_is_caught(monkeypatch):
+    """A kind whose blank record has no ``error`` field (the harness writes failures there) or whose
+    report does not resolve fails the check; restoring the real kind passes it."""
+    from llmopt.bench.kinds import TASK_KINDS, TaskKind
+
+    real = TASK_KINDS.get("hindsight")
+    broken = TaskKind("hindsight", lambda suite, task: {"suite": suite.name, "seed": task.seed},
+                      real.fill_record, "llmopt.bench.report:no_such_writer")
+    monkeypatch.setitem(TASK_KINDS._entries, "hindsight", broken)
+    problems = conformance.check_task_kind("hindsight")
+    assert any("lacks error" in p for p in problems)
+    assert any("does not resolve" in p for p in problems)
+    monkeypatch.setitem(TASK_KINDS._entries, "hindsight", real)
+    assert conformance.check_task_kind("hindsight") == []

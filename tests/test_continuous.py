@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.checker import check_schedule
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import BatchShape, ConstantCostModel, make_cost_model
-from llmopt.instance import Instance, InstanceError, instance_from_dict
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import BatchShape, ConstantCostModel, make_cost_model
+from llmopt.engine.discrete import EvictionLoopError, simulate
+from llmopt.model.instance import Instance, InstanceError, instance_from_dict
+from llmopt.model.timed_instance import TimedInstance, TimedRequest, timed_instance_from_dict
 from llmopt.policies import make_policy_spec, parse_policy_spec
-from llmopt.simulator import EvictionLoopError, simulate
-from llmopt.timed_checker import check_timed_schedule
-from llmopt.timed_instance import TimedInstance, TimedRequest, timed_instance_from_dict
+from llmopt.verify.checker import check_schedule
+from llmopt.verify.timed import check_timed_schedule
 
 ONE_SECOND = ConstantCostModel(1.0)
 

@@ -1,4 +1,4 @@
-"""Batch-time cost models (llmopt.cost_model): the fitted Llama-2-70B / 2×A100 model, the roofline, M.
+"""Batch-time cost models (llmopt.engine.cost_model): the fitted Llama-2-70B / 2×A100 model, the roofline, M.
 
 Tests marked ``needs_data`` read the external profiles in ``shared/data/profiles`` beside this
 checkout (never committed; shared/data/SOURCES.md) and are skipped when that folder is missing.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.cost_model import (
+from llmopt.engine.cost_model import (
     COST_MODELS,
     DEFAULT_COST_MODEL,
     KV_BYTES_PER_TOKEN_GQA,
@@ -34,7 +34,7 @@ from llmopt.cost_model import (
     make_cost_model,
     memory_utilization_for,
 )
-from llmopt.registry import RegistryError
+from llmopt.model.registry import RegistryError
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = Path(__file__).resolve().parents[2] / "shared" / "data" / "profiles"
@@ -46,7 +46,7 @@ needs_data = pytest.mark.skipif(
 
 #: splitwise's batch-64 row breaks the trend (prompt_time 0.8 s for 64 prompts; SOURCES.md): excluded by name.
 SPLITWISE_OUTLIER_BATCH = 64
-#: Tolerances claimed for the committed model against splitwise (llmopt.cost_model docstring).
+#: Tolerances claimed for the committed model against splitwise (llmopt.engine.cost_model docstring).
 TOL_DECODE = 0.10
 TOL_PREFILL_SINGLE = 0.10
 TOL_PREFILL_BATCHED = 0.25
@@ -117,7 +117,7 @@ def test_committed_model_reproduces_splitwise_measurements():
 @needs_data
 def test_refit_reproduces_the_committed_coefficients():
     doc = _fit_script().fit(PROFILES)
-    committed = json.loads((REPO / "llmopt" / "data" / "llama2_70b_a100_tp2.json").read_text())
+    committed = json.loads((REPO / "llmopt" / "engine" / "data" / "llama2_70b_a100_tp2.json").read_text())
     assert doc["model"]["name"] == committed["model"]["name"]
     for key, value in committed["model"].items():
         if key != "name":

@@ -1,11 +1,11 @@
 """The energy bound (``energy`` bound stage) and its certificate, against exhaustive search.
 
-The bound (proof in :func:`llmopt.bounds.energy_bound`): ``OPT >= Σ_k max(e_(k), q_(k)) − Σ a_i``
+The bound (proof in :func:`llmopt.opt.bounds.energy_bound`): ``OPT >= Σ_k max(e_(k), q_(k)) − Σ a_i``
 with ``e_(k)`` the ``k``-th completion time of the shortest-remaining-energy-first fluid schedule
 over energies ``E_i = s_i·o_i + o_i(o_i+1)/2`` and ``q_(k)`` the ``k``-th smallest ``a_i + o_i``;
 for all arrivals at 0 it is ``Σ_k max(o_(k), ceil(P_k / M))``. It is computed twice — by
-:func:`llmopt.bounds.energy_certificate` (heap SRPT) and by
-:func:`llmopt.checker.check_energy_certificate` (priority-list schedule of the certificate's
+:func:`llmopt.opt.bounds.energy_certificate` (heap SRPT) and by
+:func:`llmopt.verify.checker.check_energy_certificate` (priority-list schedule of the certificate's
 order, checked to be SRPT) — and here a third time, slot by slot straight from the proof's
 definition (:func:`dense_srpt_bound`), and in closed form for a common arrival.
 
@@ -17,8 +17,8 @@ duplicated or foreign order) are rejected; the bound is ``>= Σ o_i``; it is inv
 origin; it runs on 10,000 requests in well under a second.
 
 Breakages tried by hand (on a copy of the package; each made the listed tests fail, and the code
-was restored). "Stage" is :func:`~llmopt.bounds.energy_certificate`, "checker"
-:func:`~llmopt.checker.check_energy_certificate`:
+was restored). "Stage" is :func:`~llmopt.opt.bounds.energy_certificate`, "checker"
+:func:`~llmopt.verify.checker.check_energy_certificate`:
 
 1. Ceiling's direction dropped (``p // M`` for ``ceil(p / M)``): in the stage only, the claim falls
    below the checker's value (``verified`` False; the OPT tests, ``three_computations_agree``,
@@ -55,12 +55,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt.bounds import BOUNDS, EnergyCertificate, compute_bound, energy_bound, energy_certificate
-from llmopt.checker import CertificateError, check_energy_certificate
-from llmopt.conformance import check_bound
-from llmopt.instance import Instance
+from llmopt.bench.conformance import check_bound
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.opt.bounds import BOUNDS, EnergyCertificate, compute_bound, energy_bound, energy_certificate
 from llmopt.policies import make_policy
-from llmopt.simulator import simulate
+from llmopt.verify.checker import CertificateError, check_energy_certificate
 
 # --- independent references written here ----------------------------------------------------------
 

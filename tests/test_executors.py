@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from bench_helpers import tiny_suite
 
-from llmopt.executors import LocalExecutor, make_executor
-from llmopt.experiment import is_timing_field
-from llmopt.harness import HarnessError, read_trials, run_suite
-from llmopt.store import task_key
-from llmopt.suites import Suite
+from llmopt.bench.executors import LocalExecutor, make_executor
+from llmopt.bench.harness import HarnessError, read_trials, run_suite
+from llmopt.bench.store import task_key
+from llmopt.bench.suites import Suite
+from llmopt.bench.tasks import is_timing_field
 
 
 def _strip(records: list[dict]) -> list[dict]:

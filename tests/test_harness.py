@@ -12,12 +12,12 @@ import pytest
 from bench_helpers import tiny_suite
 from typer.testing import CliRunner
 
-from llmopt.cli import app
-from llmopt.experiment import TIMING_FIELDS, run_task
-from llmopt.harness import FolderLocked, HarnessError, read_trials, run_suite
-from llmopt.report import summarize, task_frame, write_report
-from llmopt.store import DAMAGED_FILE, LOCK_FILE, RecordError, ResultStore, encode_record, plain_record
-from llmopt.suites import SUITES, Suite, Task, get_suite
+from llmopt.bench.harness import FolderLocked, HarnessError, read_trials, run_suite
+from llmopt.bench.report import summarize, task_frame, write_report
+from llmopt.bench.store import DAMAGED_FILE, LOCK_FILE, RecordError, ResultStore, encode_record, plain_record
+from llmopt.bench.suites import SUITES, Suite, Task, get_suite
+from llmopt.bench.tasks import TIMING_FIELDS, run_task
+from llmopt.cli.main import app
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def test_records_resume_and_task_errors(tmp_path: Path, monkeypatch) -> None:
     def boom(*a, **k):
         raise AssertionError("solve_hindsight called on resume")
 
-    monkeypatch.setattr("llmopt.hindsight.solve_hindsight", boom)
+    monkeypatch.setattr("llmopt.opt.hindsight.solve_hindsight", boom)
     assert len(_run(suite, out)) == 6
     monkeypatch.undo()
 
@@ -147,8 +147,8 @@ def test_ip_scaling_is_a_suite_with_a_task_table(tmp_path: Path) -> None:
 
 
 def _fake_hindsight(**fields):
-    from llmopt.hindsight import HindsightResult
-    from llmopt.result import SolveStatus
+    from llmopt.model.result import SolveStatus
+    from llmopt.opt.hindsight import HindsightResult
 
     base = dict(status=SolveStatus.TIME_LIMIT, opt=None, incumbent=None, incumbent_source="local-search", starts={},
                 bound=None, bound_certificate="lp-dual-checked", gap=None, heuristics={}, model_stats={},
@@ -162,7 +162,7 @@ def test_ratio_vs_bound_is_against_the_certified_bound_not_the_incumbent(monkeyp
     task = next(iter(suite.tasks()))
     tel = run_task(suite, task)["tel"]
     incumbent, bound = tel - 2, tel - 7.5
-    monkeypatch.setattr("llmopt.experiment._hindsight",
+    monkeypatch.setattr("llmopt.bench.hindsight_task._hindsight",
                         _fake_hindsight(incumbent=incumbent, bound=bound, gap=(incumbent - bound) / incumbent))
     rec = run_task(suite, task)
     assert rec["error"] is None and rec["tel"] == tel
@@ -185,7 +185,7 @@ def test_records_are_plain_json(monkeypatch) -> None:
         encode_record({"when": Path("/")})
     # A task whose pipeline reports NaN gets an error naming the field, not a crash or a "nan" string.
     suite = tiny_suite(seeds=(0,))
-    monkeypatch.setattr("llmopt.experiment._hindsight",
+    monkeypatch.setattr("llmopt.bench.hindsight_task._hindsight",
                         _fake_hindsight(incumbent=np.int64(50), bound=np.float64(40.0), gap=float("nan")))
     rec = run_task(suite, next(iter(suite.tasks())))
     assert rec["gap"] is None and "RecordError" in rec["error"] and "'gap'" in rec["error"]
@@ -279,7 +279,7 @@ def test_results_of_the_pre_pipeline_format_still_report_and_resume(tmp_path: Pa
     assert "jaillet-am1" in (out / "summary.md").read_text()
     # The registered suite still resumes such a folder: settings recorded before the
     # pipeline fields existed read as their defaults.
-    from llmopt.store import check_folder_suite, read_meta
+    from llmopt.bench.store import check_folder_suite, read_meta
 
     check_folder_suite(read_meta(out), get_suite("jaillet-synthetic"), out)
 

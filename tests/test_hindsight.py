@@ -1,4 +1,4 @@
-"""The hindsight pipeline of named stages (llmopt.hindsight): heuristics, windows, IP, checker, bounds."""
+"""The hindsight pipeline of named stages (llmopt.opt.hindsight): heuristics, windows, IP, checker, bounds."""
 
 from __future__ import annotations
 
@@ -7,20 +7,20 @@ import random
 import pytest
 from helpers import fake_solver, random_tiny_instance
 
-from llmopt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
-from llmopt.checker import check_schedule
-from llmopt.heuristics import local_search
-from llmopt.hindsight import BOUNDS_END, solve_hindsight
-from llmopt.instance import Instance, Request
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance, Request
+from llmopt.model.registry import RegistryError
+from llmopt.model.result import SolveStatus
+from llmopt.model.tolerance import integer_lower_bound
+from llmopt.model.windows import WINDOWS, StartWindows, start_windows
+from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
+from llmopt.opt.hindsight import BOUNDS_END, solve_hindsight
+from llmopt.opt.local_search import local_search
 from llmopt.policies import make_policy
-from llmopt.registry import RegistryError
-from llmopt.result import SolveStatus
-from llmopt.simulator import simulate
 from llmopt.solvers import SOLVERS
 from llmopt.solvers.base import Capability
-from llmopt.tolerance import integer_lower_bound
-from llmopt.windows import WINDOWS, StartWindows, start_windows
-from llmopt.workloads import jaillet_am1
+from llmopt.verify.checker import check_schedule
+from llmopt.workloads.jaillet import jaillet_am1
 
 
 def t5() -> Instance:

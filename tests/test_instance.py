@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.instance import (
+from llmopt.model.instance import (
     Instance,
     InstanceError,
     Request,

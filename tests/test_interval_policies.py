@@ -22,15 +22,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.checker import check_schedule
-from llmopt.continuous import simulate_continuous
-from llmopt.cost_model import ConstantCostModel, make_cost_model
-from llmopt.instance import Instance, Request
-from llmopt.interval_policies import AMin, IntervalPolicyError
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import ConstantCostModel, make_cost_model
+from llmopt.engine.discrete import SimulationError, Visibility, simulate
+from llmopt.model.instance import Instance, Request
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.policies import make_policy_spec
-from llmopt.simulator import SimulationError, Visibility, simulate
-from llmopt.timed_checker import check_timed_schedule
-from llmopt.timed_instance import TimedInstance, TimedRequest
+from llmopt.policies.intervals import AMin, IntervalPolicyError
+from llmopt.verify.checker import check_schedule
+from llmopt.verify.timed import check_timed_schedule
 
 PREDICTION_POLICIES = ("a-max", "a-min", "a-min:readmit=next-step", "a-ell")
 ALL_POLICIES = ("h-sf", "a-random") + PREDICTION_POLICIES

@@ -14,6 +14,7 @@ from helpers import is_feasible, tel_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from llmopt.engine.discrete import simulate
 from llmopt.formulations.hindsight_ip import (
     completion_horizon,
     decode_starts,
@@ -21,10 +22,9 @@ from llmopt.formulations.hindsight_ip import (
     formulate,
     start_windows,
 )
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
+from llmopt.model.result import SolveStatus
 from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
-from llmopt.simulator import simulate
 from llmopt.workloads import make_instance
 
 POLICIES = ("mc-sf", "fcfs")

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from helpers import is_feasible, memory_profile, random_tiny_instance, tel_of, theorem41_instance
 
+from llmopt.engine.discrete import simulate
 from llmopt.formulations.hindsight_ip import decode_starts, encode_starts, formulate, start_windows
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
+from llmopt.model.result import SolveStatus
 from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
-from llmopt.simulator import simulate
 from llmopt.solvers.highs import HighsSolver
 
 SOLVER = HighsSolver()

@@ -1,5 +1,15 @@
-"""Layers point one way (DESIGN §3): formulations build models only; the checker depends on nothing that
-produces what it verifies; no solver is named outside solvers/."""
+"""The house has wings, and imports run one way (DESIGN §3).
+
+Each wing is a subpackage of ``llmopt`` (``formulations/`` and ``solvers/`` are mapped into it as
+``llmopt.formulations`` and ``llmopt.solvers``). :data:`WINGS` lists, for each wing, the wings it
+may import, *including imports inside functions*: a lazy import that runs up the house is still
+an import up. The order, bottom to top::
+
+    model → verify, formulations → solvers → engine → policies, workloads → opt → bench → papers → cli
+
+Also: the checker imports only the model; no two modules import each other, even through a chain
+(no circle); formulations build models only; no solver is named outside ``solvers/``.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +19,129 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: wing -> the wings it may import (itself always)
+WINGS: dict[str, set[str]] = {
+    "model": set(),
+    "verify": {"model"},
+    "formulations": {"model"},
+    "solvers": {"model", "formulations"},
+    "engine": {"model"},
+    "policies": {"model", "engine", "formulations", "solvers"},
+    "workloads": {"model"},
+    "opt": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads"},
+    "bench": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt"},
+    "papers": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "bench"},
+    "cli": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "bench",
+            "papers"},
+}
 
-def _imports(path: Path) -> set[str]:
-    mods: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            mods.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            mods.add(node.module)
+#: modules of the package root, which belong to no wing
+ROOT_MODULES = {"llmopt", "llmopt._legacy", "llmopt.api"}
+
+
+def _modules() -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for base, prefix in ((ROOT / "llmopt", "llmopt"), (ROOT / "formulations", "llmopt.formulations"),
+                         (ROOT / "solvers", "llmopt.solvers")):
+        for path in base.rglob("*.py"):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            mods[".".join([prefix, *parts])] = path
     return mods
 
 
+MODULES = _modules()
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``llmopt`` module ``path`` imports, at the top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return {m for m in found if m in MODULES}
+
+
+def wing(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and module not in ROOT_MODULES else None
+
+
+def test_every_module_is_in_a_wing():
+    homeless = sorted(m for m in MODULES if m not in ROOT_MODULES and wing(m) not in WINGS)
+    assert homeless == [], f"modules outside the wings (add them to a wing): {homeless}"
+
+
+def test_imports_run_down_the_wings():
+    offenders = []
+    for module, path in sorted(MODULES.items()):
+        own = wing(module)
+        if own is None:
+            continue
+        for target in sorted(_imports(path)):
+            to = wing(target)
+            if to is not None and to != own and to not in WINGS[own]:
+                offenders.append(f"{module} ({own}) imports {target} ({to})")
+    assert offenders == []
+
+
+def test_the_wing_order_has_no_circle():
+    seen: dict[str, int] = {}
+
+    def visit(w: str, path: tuple[str, ...]) -> None:
+        assert w not in path, f"wings import each other: {' -> '.join((*path, w))}"
+        for below in WINGS[w]:
+            visit(below, (*path, w))
+
+    for w in WINGS:
+        visit(w, ())
+        seen[w] = 1
+
+
+def test_no_module_circles():
+    """No chain of imports (top-level or lazy) leads from a module back to itself."""
+    graph = {m: {t for t in _imports(p) if t != m and not m.startswith(t + ".")} for m, p in MODULES.items()}
+    state: dict[str, int] = {}
+    cycles: list[str] = []
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == 1:
+                cycles.append(" -> ".join(stack[stack.index(t):] + [t]))
+            elif t not in state:
+                visit(t, stack)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+    # a package's __init__ re-exporting its own submodules is not a circle
+    real = [c for c in cycles if not _package_reexport(c)]
+    assert real == []
+
+
+def _package_reexport(cycle: str) -> bool:
+    mods = cycle.split(" -> ")
+    return any(b.startswith(a + ".") for a, b in zip(mods, mods[1:])) and len(set(mods)) <= 2
+
+
+def test_the_checker_imports_only_the_model():
+    for module, path in MODULES.items():
+        if wing(module) == "verify":
+            bad = {t for t in _imports(path) if wing(t) not in ("model", "verify")}
+            assert not bad, f"{module} imports {sorted(bad)}"
+
+
 def test_formulations_import_neither_the_checker_nor_solver_results():
-    forbidden = ("llmopt.checker", "llmopt.result", "llmopt.solvers", "llmopt.bounds", "llmopt.hindsight",
-                 "llmopt.simulator", "llmopt.policies")
+    forbidden = ("llmopt.verify", "llmopt.model.result", "llmopt.solvers", "llmopt.opt", "llmopt.engine",
+                 "llmopt.policies")
     for path in (ROOT / "formulations").glob("*.py"):
         bad = {m for m in _imports(path) if m.startswith(forbidden)}
         assert not bad, f"{path.name} imports {sorted(bad)}"
@@ -38,3 +157,13 @@ def test_no_solver_is_named_outside_solvers():
             if pattern.search(line) and "import" not in line:
                 offenders.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert offenders == []
+
+
+def test_the_legacy_paths_name_existing_modules():
+    """Every old module path maps to a module that exists (so old plug-ins and suite.json still load)."""
+    from llmopt._legacy import MOVED
+
+    missing = sorted(new for new in MOVED.values() if new not in MODULES)
+    assert missing == []
+    clash = sorted(old for old in MOVED if old in MODULES)
+    assert clash == [], f"old paths that are real modules again: {clash}"

@@ -1,4 +1,4 @@
-"""The incremental look-ahead check (llmopt.lookahead) against a brute-force recount."""
+"""The incremental look-ahead check (llmopt.engine.lookahead) against a brute-force recount."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from llmopt.lookahead import LookaheadProfile, fits, usage_at
+from llmopt.engine.lookahead import LookaheadProfile, fits, usage_at
 
 
 def _brute_fits(items, t, M, s, o):

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.instance import save_instance
+from llmopt.model.instance import save_instance
 
 PLUGIN = Path(__file__).resolve().parent / "plugin_pkg"
-ENTRY_POINTS = """[llmopt.bounds]
+ENTRY_POINTS = """[llmopt.opt.bounds]
 uniform-lambda = llmopt_test_plugin.bound:uniform_lambda_bound
 
 [llmopt.formulations]
@@ -27,7 +27,7 @@ j0-running-status = llmopt_test_plugin.formulation:RunningStatusIP
 [llmopt.policies]
 longest-first = llmopt_test_plugin.policy:LongestFirst
 
-[llmopt.suites]
+[llmopt.bench.suites]
 plugin-suite = llmopt_test_plugin.suite:SUITE
 
 [llmopt.workloads]
@@ -61,7 +61,7 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def _llmopt(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from llmopt.cli import app; app()", *args],
+    return subprocess.run([sys.executable, "-c", "from llmopt.cli.main import app; app()", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -81,7 +81,7 @@ def test_every_plugin_stage_is_registered_and_conforms(plugin_env) -> None:
     for name in ("j0-running-status", "uniform-lambda", "longest-first", "plugin-tiny", "plugin-suite"):
         assert name in listing
     code = (
-        "import json; from llmopt.plugins import load_plugins; from llmopt import conformance as c; "
+        "import json; from llmopt.bench.plugins import load_plugins; from llmopt import conformance as c; "
         "load_plugins(); print(json.dumps({k: f(n) for k, f, n in ["
         "('formulation', c.check_formulation, 'j0-running-status'), ('bound', c.check_bound, 'uniform-lambda'), "
         "('policy', c.check_policy, 'longest-first'), ('workload', c.check_workload, 'plugin-tiny'), "

@@ -1,4 +1,4 @@
-"""Prediction intervals (``llmopt.predictions``): C §6's three settings, a noisy predictor, specs, JSON.
+"""Prediction intervals (``llmopt.workloads.predictions``): C §6's three settings, a noisy predictor, specs, JSON.
 
 Expected values are written out by hand from C §6 (DIGEST §5.3, I-36), not computed with
 the module's helpers.
@@ -31,8 +31,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.instance import Instance, InstanceError, Request, load_instance, save_instance
-from llmopt.predictions import (
+from llmopt.model.instance import Instance, InstanceError, Request, load_instance, save_instance
+from llmopt.model.registry import RegistryError
+from llmopt.model.timed_instance import (
+    TimedInstance,
+    TimedRequest,
+    load_any_instance,
+    load_timed_instance,
+    save_timed_instance,
+)
+from llmopt.workloads.predictions import (
     PREDICTIONS,
     PredictionError,
     apply_prediction_spec,
@@ -42,14 +50,6 @@ from llmopt.predictions import (
     prediction_summary,
     relative_intervals,
     shared_interval,
-)
-from llmopt.registry import RegistryError
-from llmopt.timed_instance import (
-    TimedInstance,
-    TimedRequest,
-    load_any_instance,
-    load_timed_instance,
-    save_timed_instance,
 )
 
 C_BINS = [(1, 100), (101, 200), (201, 300), (301, 400), (401, 500), (501, 600), (601, 700), (701, 800),

@@ -1,15 +1,15 @@
-"""Schedule records and the sparse memory trace (llmopt.schedule)."""
+"""Schedule records and the sparse memory trace (llmopt.model.schedule)."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import memory_profile
 
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance
+from llmopt.engine.discrete import Decision, SimulationError, simulate
+from llmopt.model.instance import Instance
+from llmopt.model.schedule import Eviction, MemoryTrace, Run, Schedule
 from llmopt.policies import LookaheadPrefixPolicy, make_policy
-from llmopt.schedule import Eviction, MemoryTrace, Run, Schedule
-from llmopt.simulator import Decision, SimulationError, simulate
+from llmopt.verify.checker import check_schedule
 
 
 def test_trace_from_runs_matches_a_dense_recount():

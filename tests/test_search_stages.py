@@ -1,9 +1,9 @@
-"""The schedule-finding stages of issue 9: ``lns`` (:mod:`llmopt.lns`) and ``cp-sat`` (:mod:`llmopt.cp_sat`).
+"""The schedule-finding stages of issue 9: ``lns`` (:mod:`llmopt.opt.lns`) and ``cp-sat`` (:mod:`llmopt.opt.cp_sat`).
 
 What is checked, against independent parts (the test helpers' memory model, the checker,
 exhaustive search):
 
-* :func:`~llmopt.schedule.schedule_from_starts` rebuilds a schedule whose memory trace, completions
+* :func:`~llmopt.model.schedule.schedule_from_starts` rebuilds a schedule whose memory trace, completions
   and TEL equal the helpers' model of DESIGN §1.
 * LNS keeps every schedule feasible (checker) and never raises TEL, on random instances with
   arrivals, from several start schedules (hypothesis) — this exercises the fixed requests' memory
@@ -38,14 +38,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt import cp_sat
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance
-from llmopt.lns import lns
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.model.schedule import schedule_from_starts
+from llmopt.opt import cp_sat
+from llmopt.opt.lns import lns
+from llmopt.opt.upper_bounds import UPPER_BOUNDS, SearchContext, find_schedule
 from llmopt.policies import make_policy
-from llmopt.schedule import schedule_from_starts
-from llmopt.simulator import simulate
-from llmopt.upper_bounds import UPPER_BOUNDS, SearchContext, find_schedule
+from llmopt.verify.checker import check_schedule
 
 
 def _tiny(seed: int, max_arrival: int = 3) -> Instance:
@@ -206,7 +206,7 @@ def test_lns_stops_at_a_past_deadline():
 
 
 def test_pipeline_runs_the_new_stages():
-    from llmopt.hindsight import solve_hindsight
+    from llmopt.opt.hindsight import solve_hindsight
 
     inst = Instance.from_tuples(10, [(0, 2, 8), (0, 1, 2), (0, 1, 2), (0, 1, 3), (1, 1, 2), (2, 2, 6)])
     h = solve_hindsight(inst, upper_bounds=("fcfs", "lns", "cp-sat"), search_evals=0, lns_iterations=5,

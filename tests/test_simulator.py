@@ -8,10 +8,10 @@ from collections import deque
 import pytest
 from helpers import is_feasible, memory_profile, theorem41_instance
 
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance, Request
+from llmopt.engine.discrete import Decision, HiddenOutputError, SimulationError, StepView, Visibility, simulate
+from llmopt.model.instance import Instance, Request
 from llmopt.policies import LookaheadPrefixPolicy, greedy_prefix, make_policy
-from llmopt.simulator import Decision, HiddenOutputError, SimulationError, StepView, Visibility, simulate
+from llmopt.verify.checker import check_schedule
 from llmopt.workloads import make_instance
 
 
@@ -596,7 +596,7 @@ class OneAtATime:
 
 @pytest.mark.parametrize("cls", [LargestPromptFirst, OneAtATime])
 def test_documented_policies_run_and_conform(cls):
-    from llmopt import conformance
+    from llmopt.bench import conformance
     from llmopt.policies import POLICIES, Policy
 
     assert isinstance(cls(), Policy)

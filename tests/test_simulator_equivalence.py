@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sim import FCFS_KEY, MCSF_KEY, RefSchedule, rank_key, reference_simulate
 
-from llmopt.heuristics import PriorityList
-from llmopt.instance import Instance
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.model.schedule import Schedule
+from llmopt.opt.local_search import PriorityList
 from llmopt.policies import make_policy
-from llmopt.schedule import Schedule
-from llmopt.simulator import simulate
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

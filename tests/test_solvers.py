@@ -14,9 +14,9 @@ import pytest
 import scipy.sparse as sp
 from helpers import fake_solver
 
-from llmopt.model import Block, CanonicalModel
-from llmopt.registry import RegistryError
-from llmopt.result import SolveResult, SolveStatus
+from llmopt.model.canonical import Block, CanonicalModel
+from llmopt.model.registry import RegistryError
+from llmopt.model.result import SolveResult, SolveStatus
 from llmopt.solvers import SOLVERS, get_solver, solver_status
 
 INF = np.inf
@@ -449,11 +449,11 @@ def test_interrupted_highs_solve_returns_what_it_has() -> None:
     import threading
     import time
 
+    from llmopt.engine.discrete import simulate
     from llmopt.formulations.hindsight_ip import encode_starts, formulate
+    from llmopt.model.windows import start_windows
     from llmopt.policies import make_policy
-    from llmopt.simulator import simulate
-    from llmopt.windows import start_windows
-    from llmopt.workloads import jaillet_am1
+    from llmopt.workloads.jaillet import jaillet_am1
 
     inst = jaillet_am1(0)  # n = 58: HiGHS needs far more than the 1.5 s before the interrupt
     mcsf = simulate(inst, make_policy("mc-sf"))
@@ -484,9 +484,9 @@ def test_highs_waits_for_a_cancelled_solve_that_is_still_stopping() -> None:
     import highspy
 
     from llmopt.formulations.hindsight_ip import formulate
+    from llmopt.model.windows import start_windows
     from llmopt.solvers.highs import _highs_lp, _wait_for_earlier_solve
-    from llmopt.windows import start_windows
-    from llmopt.workloads import jaillet_am1
+    from llmopt.workloads.jaillet import jaillet_am1
 
     assert _wait_for_earlier_solve(highspy, time.perf_counter(), 300)
     inst = jaillet_am1(0)

@@ -1,4 +1,4 @@
-"""Sorted-F (W Algorithm 1) and its Phase-1 selectors (W Algorithms 2–5), :mod:`llmopt.sorted_f`.
+"""Sorted-F (W Algorithm 1) and its Phase-1 selectors (W Algorithms 2–5), :mod:`llmopt.policies.sorted_f`.
 
 The references here are independent of the module: a literal transcription of W
 Algorithms 4 and 5 in plain Python, subset enumeration written out in the tests, an
@@ -20,11 +20,10 @@ from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance
+from llmopt.engine.discrete import RequestView, simulate
+from llmopt.model.instance import Instance
 from llmopt.policies import POLICIES, make_policy, make_policy_spec
-from llmopt.simulator import RequestView, simulate
-from llmopt.sorted_f import (
+from llmopt.policies.sorted_f import (
     PHASE1,
     PlannedOrderPolicy,
     SortedF,
@@ -37,6 +36,7 @@ from llmopt.sorted_f import (
     select_quantile,
     select_scaled_dp,
 )
+from llmopt.verify.checker import check_schedule
 
 SORTED_F_NAMES = ("sorted-f", "sorted-f-dp", "sorted-f-scaled-dp", "sorted-f-swap", "sorted-f-quantile")
 FAST = settings(max_examples=100, deadline=None)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from bench_helpers import CALLS_ENV, HOLD_GIL_ENV, TESTS_DIR, sleepy_suite
 
-from llmopt.store import LOCK_FILE, read_trials, task_key
+from llmopt.bench.store import LOCK_FILE, read_trials, task_key
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; signals as on Linux")
 
@@ -39,7 +39,7 @@ def _start(tmp_path: Path, out: Path, *extra: str, env: dict[str, str] | None = 
     suite_file = tmp_path / "suite.json"
     if not suite_file.exists():
         suite_file.write_text(json.dumps(sleepy_suite(n=N_TASKS, seconds=0.5).to_dict()))
-    cmd = [sys.executable, "-c", "import sys; from llmopt.cli import app; sys.argv[0] = 'llmopt'; app()",
+    cmd = [sys.executable, "-c", "import sys; from llmopt.cli.main import app; sys.argv[0] = 'llmopt'; app()",
            "bench", "run", "--suite-file", str(suite_file), "--out", str(out), "--workers", "2", *extra]
     return subprocess.Popen(cmd, env=_env(tmp_path / "calls.jsonl", **(env or {})), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

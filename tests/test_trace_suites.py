@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.cli import app
-from llmopt.conformance import check_suite
-from llmopt.harness import read_trials, run_suite
-from llmopt.report import write_report
-from llmopt.suites import J52_POLICIES, SUITES, Suite, WorkloadSpec
-from llmopt.trace_report import smallest_loop_free_alpha, trace_summary
+from llmopt.bench.conformance import check_suite
+from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.report import write_report
+from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
+from llmopt.papers.jaillet.suites import J52_POLICIES
+from llmopt.bench.trace_report import smallest_loop_free_alpha, trace_summary
+from llmopt.cli.main import app
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
@@ -64,7 +65,7 @@ def test_trace_suite_records_verified_latencies_loops_and_a_report(tmp_path, mon
 
 @needs_data
 def test_beta_randomness_varies_with_the_seed_and_is_reproducible(tmp_path, monkeypatch):
-    from llmopt.experiment import run_task
+    from llmopt.bench.tasks import run_task
 
     monkeypatch.setenv("LLMOPT_DATA", str(DATA))
     suite = _suite(policies=("mc-sf", "alpha-protection:alpha=0.05,beta=0.3"), n=400)

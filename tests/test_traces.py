@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.cli import app
-from llmopt.instance import load_instance
-from llmopt.registry import RegistryError
-from llmopt.timed_instance import TimedInstance, TimedRequest, load_timed_instance, timed_instance_to_dict
-from llmopt.traces import (
+from llmopt.cli.main import app
+from llmopt.model.instance import load_instance
+from llmopt.model.registry import RegistryError
+from llmopt.model.timed_instance import TimedInstance, TimedRequest, load_timed_instance, timed_instance_to_dict
+from llmopt.workloads.traces import (
     TRACE_FORMATS,
     Trace,
     TraceError,
@@ -228,7 +228,7 @@ def test_unknown_layout_lists_formats(tmp_path):
 def test_trace_formats_registry():
     assert set(TRACE_FORMATS.names()) == {"lmsys", "arxiv", "azure", "vidur", "mooncake"}
     with pytest.raises(RegistryError):
-        TRACE_FORMATS.register("lmsys", "llmopt.traces:load_lmsys")
+        TRACE_FORMATS.register("lmsys", "llmopt.workloads.traces:load_lmsys")
 
 
 # --- the real staged files -------------------------------------------------------------------------------

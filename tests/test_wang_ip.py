@@ -13,13 +13,13 @@ import pytest
 from helpers import is_feasible, random_tiny_instance, tel_of
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt.bounds import BoundContext, compute_bound
+from llmopt.engine.discrete import simulate
 from llmopt.formulations import make_formulation
 from llmopt.formulations.hindsight_ip import formulate, start_windows
-from llmopt.instance import Instance, InstanceError, Request
+from llmopt.model.instance import Instance, InstanceError, Request
+from llmopt.model.result import SolveStatus
+from llmopt.opt.bounds import BoundContext, compute_bound
 from llmopt.policies import make_policy
-from llmopt.result import SolveStatus
-from llmopt.simulator import simulate
 from llmopt.solvers.highs import HighsSolver
 
 SOLVER = HighsSolver()

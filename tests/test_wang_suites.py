@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.conformance import check_suite
-from llmopt.harness import read_trials, run_suite
-from llmopt.report import write_report
-from llmopt.suites import SUITES, WorkloadSpec
-from llmopt.wang_report import FIG8_CLAIMS, figure8_frame
+from llmopt.bench.conformance import check_suite
+from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.report import write_report
+from llmopt.bench.suites import SUITES, WorkloadSpec
+from llmopt.papers.wang.report import FIG8_CLAIMS, figure8_frame
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
@@ -22,7 +22,7 @@ needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
 def test_wang_suites_are_registered_and_conform(name):
     suite = SUITES.get(name)
     assert check_suite(suite) == [] or all("plug" in p for p in check_suite(suite))
-    assert suite.reference == "sorted-f-swap" and suite.extra_report.startswith("llmopt.wang_report:")
+    assert suite.reference == "sorted-f-swap" and suite.extra_report.startswith("llmopt.papers.wang.report:")
 
 
 def test_wang_synthetic_small_run_reports_table_ec1_with_certified_bounds(tmp_path):

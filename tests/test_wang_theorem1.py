@@ -20,7 +20,7 @@ first, ``M/3`` every two steps (peak 3), and then type 1. Leading terms:
   (``r³/2 = M^1.5/2`` and ``3Y²/M = 3M^1.5``) while Λ's extra cost ``6XY/M = 6M^1.25`` stays
   smaller than ``M^1.5``.
 
-Λ is a feasible schedule (every schedule here passes :func:`~llmopt.checker.check_schedule`),
+Λ is a feasible schedule (every schedule here passes :func:`~llmopt.verify.checker.check_schedule`),
 so ``OPT <= TEL(Λ)`` and ``TEL(MC-SF)/OPT >= TEL(MC-SF)/TEL(Λ)``: with ``Y = M^1.25`` the
 competitive ratio of MC-SF against OPT grows at least like the ratios asserted here.
 
@@ -34,11 +34,12 @@ import math
 
 import pytest
 
-from llmopt.checker import check_schedule
-from llmopt.instance import Instance
+from llmopt.engine.discrete import simulate
+from llmopt.model.instance import Instance
+from llmopt.papers.wang.theorem1 import Type2First, theorem1_type2_first_starts
 from llmopt.policies import MCSF
-from llmopt.simulator import simulate
-from llmopt.wang_workloads import Type2First, theorem1_instance, theorem1_type2_first_starts
+from llmopt.verify.checker import check_schedule
+from llmopt.workloads.wang import theorem1_instance
 
 
 def _tels(inst: Instance) -> tuple[int, int]:

@@ -16,9 +16,10 @@ import pytest
 from helpers import have_trace_data
 from scipy import stats
 
-from llmopt.instance import Instance
-from llmopt.timed_instance import TimedInstance
-from llmopt.wang_workloads import (
+from llmopt.model.instance import Instance
+from llmopt.model.timed_instance import TimedInstance
+from llmopt.workloads import WORKLOADS, make_instance
+from llmopt.workloads.wang import (
     WANG_DISTRIBUTIONS,
     wang_binomial,
     wang_exponential,
@@ -28,7 +29,6 @@ from llmopt.wang_workloads import (
     wang_synthetic,
     wang_uniform,
 )
-from llmopt.workloads import WORKLOADS, make_instance
 
 HI = 50  # s_max = o_max = 50
 # W App. EC.4.2's parameters, restated here (not imported) so that a changed constant in the module fails the tests
@@ -236,7 +236,8 @@ def test_mixed_composition(mixed0):
 
 @needs_data
 def test_mixed_ids_name_the_file_rows(mixed0):
-    from llmopt.trace_experiment import _cached_trace, data_dir
+    from llmopt.workloads.traces.data import cached_trace as _cached_trace
+    from llmopt.workloads.traces.data import data_dir
 
     files = {"lmsys": ("lmsys_chat_1m_words_in256_out256.csv", "lmsys"),
              "arxiv": ("arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", "arxiv")}

@@ -1,11 +1,11 @@
-"""Peak zones (:mod:`llmopt.zones`) and the ``zone-lp`` bound stage with its checker.
+"""Peak zones (:mod:`llmopt.formulations.zones`) and the ``zone-lp`` bound stage with its checker.
 
 What is checked:
 
 1. **The theorem, on schedules.** For random tiny instances with many large requests, random
    feasible schedules (random priority lists placed greedily with random delays) and every split
    ``h = 1 … M − 1``, the zones are pairwise disjoint — for the provider's zones
-   (:func:`llmopt.zones.peak_zones`) and for the checker's (:func:`llmopt.checker.certified_zones`),
+   (:func:`llmopt.formulations.zones.peak_zones`) and for the checker's (:func:`llmopt.verify.checker.certified_zones`),
    which must also be equal. Including exhaustive-OPT schedules (the tight ones).
 2. **The bound, against exhaustive OPT.** On random tiny instances ``zone-lp <= OPT`` (exhaustive
    search of ``test_ip_exhaustive``), it is verified by the checker, it is ``>= lp`` up to the
@@ -48,14 +48,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ip_exhaustive import exhaustive_opt
 
-from llmopt.bounds import BoundContext, compute_bound
-from llmopt.checker import CertificateError, certified_zones, check_schedule, check_zone_certificate
-from llmopt.instance import Instance
+from llmopt.engine.discrete import simulate
+from llmopt.formulations.zones import default_split, peak_zones
+from llmopt.model.instance import Instance
+from llmopt.model.tolerance import AGREEMENT_RTOL
+from llmopt.opt.bounds import BoundContext, compute_bound
 from llmopt.policies import make_policy
-from llmopt.simulator import simulate
-from llmopt.tolerance import AGREEMENT_RTOL
+from llmopt.verify.checker import CertificateError, certified_zones, check_schedule, check_zone_certificate
 from llmopt.workloads import make_instance
-from llmopt.zones import default_split, peak_zones
 
 
 @st.composite
@@ -200,11 +200,11 @@ def test_checker_rejects_a_bad_mu(bad):
 def test_raising_mu_certifies_less():
     inst = Instance.from_tuples(10, [(0, 1, 9)] * 3)
     honest = compute_bound("zone-lp", inst)
-    import llmopt.bounds as bounds_mod
-    from llmopt.bounds import zone_multipliers  # the stage's own extraction, re-run here
+    import llmopt.opt.bounds as bounds_mod
     from llmopt.formulations.hindsight_ip import formulate
+    from llmopt.formulations.zones import with_zone_rows
+    from llmopt.opt.bounds import zone_multipliers  # the stage's own extraction, re-run here
     from llmopt.solvers import get_solver
-    from llmopt.zones import with_zone_rows
 
     model = bounds_mod._without_column_bounds(with_zone_rows(formulate(inst), inst, 5).relax())
     res = get_solver("highs").solve(model)
@@ -220,8 +220,8 @@ def test_ip_with_zone_rows_keeps_the_exhaustive_opt():
     TEL <= FCFS's, its IP optimum is the exhaustive OPT on every seeded peaky instance (rows that
     cut off a feasible schedule — e.g. ``b_i`` without its ``h − σ_i`` cap — raise it above OPT)."""
     from llmopt.formulations import make_formulation
+    from llmopt.model.windows import start_windows
     from llmopt.solvers import get_solver
-    from llmopt.windows import start_windows
 
     form = make_formulation("hindsight-ip-zones")
     assert form.exact

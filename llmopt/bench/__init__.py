@@ -1,0 +1,13 @@
+"""The benchmark harness: declarative suites, task kinds, parallel resumable runs, reports.
+
+* :mod:`~llmopt.bench.suites` — ``Suite`` and the suite registry (the papers' suites live in
+  :mod:`llmopt.papers` and are registered here by name);
+* :mod:`~llmopt.bench.kinds` — task kinds as a registry; :mod:`~llmopt.bench.tasks` runs one task of
+  any kind; :mod:`~llmopt.bench.hindsight_task` (discrete time, hindsight OPT and bounds) and
+  :mod:`~llmopt.bench.trace_task` (continuous time on a trace) are the two kinds;
+* :mod:`~llmopt.bench.harness`, :mod:`~llmopt.bench.executors`, :mod:`~llmopt.bench.store` — running,
+  distributing and storing tasks;
+* :mod:`~llmopt.bench.report` / :mod:`~llmopt.bench.trace_report` — tables and figures of each kind;
+* :mod:`~llmopt.bench.conformance` — the checks run over every registered component;
+* :mod:`~llmopt.bench.plugins` — explicit loading of third-party entry points.
+"""

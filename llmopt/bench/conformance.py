@@ -1,0 +1,478 @@
+"""Conformance checks run over every registered item (Gymnasium's ``check_env`` idea).
+
+Each ``check_*`` function returns the list of problems found (empty when the item
+conforms), so a plug-in author can run it on their own item before publishing, and the
+test suite runs it over every built-in and installed registry entry.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from llmopt.model.canonical import Block, CanonicalModel
+from llmopt.model.instance import Instance, InstanceError
+from llmopt.model.registry import Registry
+from llmopt.model.result import SolveStatus
+from llmopt.model.tolerance import VALUE_TOL
+from llmopt.verify.checker import check_schedule
+
+if TYPE_CHECKING:
+    from llmopt.bench.suites import Suite
+
+__all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
+           "check_formulation", "check_suite", "check_windows", "check_upper_bound",
+           "check_prediction", "check_task_kind", "CHECKS"]
+
+
+def reference_instances() -> dict[str, tuple[Instance, int]]:
+    """Small instances with their optimal TEL (proved in the test suite by exhaustive search).
+
+    Every request carries a prediction interval containing its output (the power-of-two
+    bucket ``[2^k, 2^(k+1) − 1]`` of ``o``, disjoint buckets as C's Algorithm 5 assumes,
+    unless the example fixes one), so prediction-based policies run on them too; the
+    others ignore the intervals.
+    """
+    def with_intervals(inst: Instance, interval: tuple[int, int] | None = None) -> Instance:
+        def bucket(o: int) -> tuple[int, int]:
+            k = o.bit_length() - 1
+            return interval if interval else (2**k, 2 ** (k + 1) - 1)
+
+        reqs = tuple(replace(r, lower=bucket(r.output)[0], upper=bucket(r.output)[1]) for r in inst.requests)
+        return replace(inst, requests=reqs)
+
+    return {
+        # DIGEST T-5: MC-SF 13, OPT 12.
+        "t5": (with_intervals(Instance.from_tuples(5, [(0, 1, 1), (0, 1, 1), (0, 1, 3), (0, 1, 3)], name="t5")), 12),
+        # DIGEST T-17: two requests co-run because the short one finishes first.
+        "t17": (with_intervals(Instance.from_tuples(10, [(0, 2, 3), (0, 2, 6)], name="t17")), 9),
+        # J Theorem 4.1 instance, M = 16: a long request at 0, 8 short ones at r = 14.
+        "thm41-16": (with_intervals(Instance.from_tuples(16, [(0, 1, 15)] + [(14, 1, 1)] * 8, name="thm41-16")), 31),
+        # DIGEST T-1, C Example 1: five o = 1 requests predicted in [1, 4], M = 10.
+        "c-example1": (with_intervals(Instance.from_tuples(10, [(0, 1, 1)] * 5, name="c-example1"), (1, 4)), 5),
+        # DIGEST T-9: A_min cancels once; o = (1, 3, 3) predicted in [1, 4], M = 6.
+        "t9": (with_intervals(Instance.from_tuples(6, [(0, 1, 1), (0, 1, 3), (0, 1, 3)], name="t9"), (1, 4)), 9),
+    }
+
+
+def check_policy(name: str) -> list[str]:
+    """Run policy ``name`` on :func:`reference_instances`: it follows the event-driven or the step
+    protocol; its schedule (evictions included) is accepted by the checker with the simulator's TEL,
+    which is at least OPT; it is deterministic (the same object reused — so ``reset`` works — and a
+    fresh one give the same starts and evictions); and with output lengths hidden it either runs or
+    fails with :class:`~llmopt.engine.discrete.HiddenOutputError`, nothing else."""
+    from llmopt.engine.discrete import HiddenOutputError, Visibility, simulate
+    from llmopt.policies import Policy, StepPolicy, make_policy
+
+    problems = []
+    try:
+        policy = make_policy(name)
+    except Exception as exc:
+        return [f"policy {name!r}: cannot be created: {type(exc).__name__}: {exc}"]
+    if not isinstance(policy, (Policy, StepPolicy)):
+        return [f"policy {name!r}: has neither on_arrival(t, request) + decide(t) nor decide(view)"]
+    for label, (inst, opt) in reference_instances().items():
+        try:
+            first = simulate(inst, policy)
+            again = simulate(inst, policy)
+            fresh = simulate(inst, make_policy(name))
+        except Exception as exc:
+            problems.append(f"policy {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        report = check_schedule(inst, first.starts, evictions=first.evictions)
+        if not report.ok:
+            problems.append(f"policy {name!r} on {label}: checker rejects the schedule: {report.violations[0]}")
+        elif report.tel != first.tel:
+            problems.append(f"policy {name!r} on {label}: simulator TEL {first.tel} != checker TEL {report.tel}")
+        elif first.tel < opt:
+            problems.append(f"policy {name!r} on {label}: TEL {first.tel} below OPT {opt}")
+        for other, how in ((again, "the same object run twice"), (fresh, "a fresh object")):
+            if dict(first.starts) != dict(other.starts) or first.evictions != other.evictions:
+                problems.append(f"policy {name!r} on {label}: {how} gave a different schedule")
+        try:
+            simulate(inst, make_policy(name), visibility=Visibility.HIDDEN)
+        except HiddenOutputError:
+            pass  # needs output lengths: fine, as long as it says so
+        except Exception as exc:
+            problems.append(f"policy {name!r} on {label} with hidden outputs: {type(exc).__name__}: {exc} "
+                            "(expected success or HiddenOutputError)")
+    return problems
+
+
+def check_workload(name: str, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
+    """Workload ``name`` returns an :class:`Instance` (or, for trace workloads, a
+    :class:`~llmopt.model.timed_instance.TimedInstance`), the same one for the same seed."""
+    from llmopt.model.timed_instance import TimedInstance
+    from llmopt.workloads import make_instance
+
+    problems = []
+    for seed in seeds:
+        try:
+            a, b = make_instance(name, seed), make_instance(name, seed)
+        except Exception as exc:
+            problems.append(f"workload {name!r} seed {seed}: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(a, (Instance, TimedInstance)):
+            problems.append(f"workload {name!r} seed {seed}: returned {type(a).__name__}, not Instance "
+                            "or TimedInstance")
+        elif a != b:
+            problems.append(f"workload {name!r} seed {seed}: not deterministic")
+    return problems
+
+
+def _tiny_models() -> list[tuple[CanonicalModel, float]]:
+    # LP: min x + 2y s.t. x + y >= 1, x <= 0.5 → 0.5 + 2·0.5 = 1.5.
+    # MIP: max 5a + 4b + 3c s.t. 2a + 3b + c <= 5 (binaries) → a = b = 1 → 9 (we minimise −obj).
+    def model(name, c, A, lo, up, col_up, integer):
+        n = len(c)
+        return CanonicalModel(
+            name, np.array(c, float), 0.0, sp.csr_matrix(np.array(A, float)), np.array(lo, float),
+            np.array(up, float), np.zeros(n), np.array(col_up, float), np.array(integer, bool),
+            (Block("rows", 0, len(A)),), (Block("x", 0, n),),
+        )
+
+    lp = model("conf-lp", [1, 2], [[1, 1]], [1], [np.inf], [0.5, np.inf], [False, False])
+    mip = model("conf-mip", [-5, -4, -3], [[2, 3, 1]], [-np.inf], [5], [1, 1, 1], [True] * 3)
+    return [(lp, 1.5), (mip, -9.0)]
+
+
+def check_solver(name: str) -> list[str]:
+    """Solver ``name`` follows the protocol: it declares its capabilities and version without
+    importing its backend; an unavailable backend answers ``NOT_SOLVED`` with a reason (no
+    exception); an available one solves a tiny LP (with duals, if it declares LP duals) and a
+    tiny MIP (if it declares MIP) exactly."""
+    from llmopt.solvers import SOLVERS, get_solver, solver_status
+    from llmopt.solvers.base import Capability, SolverInfo
+
+    cls = SOLVERS.get(name)
+    problems = []
+    info = getattr(cls, "info", None)
+    if not isinstance(info, SolverInfo):
+        return [f"solver {name!r}: class attribute 'info' must be a SolverInfo"]
+    try:
+        cls.version()
+    except Exception as exc:
+        problems.append(f"solver {name!r}: version() raised {type(exc).__name__}: {exc}")
+    ok, reason = solver_status(name)
+    solver = get_solver(name)
+    for model, expected in _tiny_models():
+        if model.is_mip and not info.has(Capability.MIP):
+            continue
+        try:
+            res = solver.solve(model, time_limit=30)
+        except Exception as exc:
+            problems.append(f"solver {name!r} on {model.name}: raised {type(exc).__name__}: {exc}")
+            continue
+        if not ok:
+            if res.status is not SolveStatus.NOT_SOLVED or not res.message:
+                problems.append(f"solver {name!r} is unavailable ({reason}) but returned {res.status}")
+            continue
+        if res.status is not SolveStatus.OPTIMAL or res.objective is None or abs(res.objective - expected) > VALUE_TOL:
+            problems.append(f"solver {name!r} on {model.name}: {res.status} {res.objective}, expected {expected}")
+        elif res.bound is None or res.bound > res.objective + VALUE_TOL:
+            problems.append(f"solver {name!r} on {model.name}: bound {res.bound} not <= objective")
+        elif not model.is_mip and info.has(Capability.LP_DUALS) and (res.duals is None or len(res.duals) != 1
+                                                                      or abs(res.duals[0] - 2.0) > VALUE_TOL):
+            # min x + 2y, x + y >= 1, x <= 0.5: the row's dual is 2 (raising the rhs by d costs 2d)
+            problems.append(f"solver {name!r} declares LP duals but returned {res.duals}, expected [2.0]")
+    return problems
+
+
+def _mcsf_starts(inst: Instance) -> dict[str, int]:
+    from llmopt.engine.discrete import simulate
+    from llmopt.policies import make_policy
+
+    return dict(simulate(inst, make_policy("mc-sf")).starts)
+
+
+def check_bound(name: str) -> list[str]:
+    """Bound provider ``name`` returns a :class:`~llmopt.opt.bounds.BoundResult` whose certified value
+    never exceeds OPT on :func:`reference_instances` (with and without an upper-bound schedule)."""
+    from llmopt.opt.bounds import BoundContext, BoundResult, compute_bound
+
+    problems = []
+    for label, (inst, opt) in reference_instances().items():
+        for ctx in (BoundContext(), BoundContext(upper_bound_starts=_mcsf_starts(inst))):
+            try:
+                res = compute_bound(name, inst, ctx)
+            except Exception as exc:
+                problems.append(f"bound {name!r} on {label}: {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(res, BoundResult):
+                problems.append(f"bound {name!r} returned {type(res).__name__}, not BoundResult")
+            elif res.value is not None and res.value > opt + VALUE_TOL:
+                problems.append(f"bound {name!r} on {label}: {res.value} exceeds OPT {opt}")
+    return problems
+
+
+def check_formulation(name: str) -> list[str]:
+    """Formulation ``name`` follows :class:`llmopt.formulations.Formulation`: on each reference
+    instance, with horizon windows and with windows from MC-SF's schedule, it builds a
+    :class:`CanonicalModel` whose LP relaxation is at most OPT, and whose MIP solution
+    decodes to a schedule the checker accepts — with TEL = OPT if the formulation is ``exact``.
+
+    A formulation with a restricted domain declares it with ``accepts(instance) -> str | None``
+    (why it cannot model the instance, or ``None``): on an instance it declines, ``build`` must
+    raise :class:`~llmopt.model.instance.InstanceError`, and it must accept at least one reference instance."""
+    from llmopt.formulations import make_formulation
+    from llmopt.model.windows import start_windows
+    from llmopt.solvers import Capability, get_solver, pick_solver
+
+    try:
+        form = make_formulation(name)
+    except Exception as exc:
+        return [f"formulation {name!r}: {type(exc).__name__}: {exc}"]
+    problems = []
+    solver = pick_solver(Capability.MIP)
+    if solver is None:
+        return [f"formulation {name!r}: no available MIP solver to check it with"]
+    mip = get_solver(solver)
+    accepts = getattr(form, "accepts", None)
+    accepted = 0
+    for label, (inst, opt) in reference_instances().items():
+        ub = check_schedule(inst, _mcsf_starts(inst)).tel
+        why = accepts(inst) if accepts is not None else None
+        if why is not None:
+            try:
+                form.build(inst, start_windows(inst))
+                problems.append(f"formulation {name!r} declines {label} ({why}) but builds a model for it")
+            except InstanceError:
+                pass
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on declined {label}: {type(exc).__name__} "
+                                "instead of InstanceError")
+            continue
+        accepted += 1
+        for win in (start_windows(inst), start_windows(inst, ub)):
+            try:
+                model = form.build(inst, win)
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on {label}: {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(model, CanonicalModel):
+                problems.append(f"formulation {name!r} returned {type(model).__name__}, not CanonicalModel")
+                continue
+            lp = mip.solve(model.relax(), time_limit=30)
+            if lp.status is not SolveStatus.OPTIMAL or lp.objective is None:
+                problems.append(f"formulation {name!r} on {label}: LP {lp.status}")
+            elif lp.objective > opt + VALUE_TOL:
+                problems.append(f"formulation {name!r} on {label}: LP value {lp.objective} exceeds OPT {opt}")
+            res = mip.solve(model, time_limit=60)
+            if res.x is None:
+                problems.append(f"formulation {name!r} on {label}: MIP {res.status}, no solution")
+                continue
+            try:
+                starts = form.decode(inst, model, res.x)
+            except Exception as exc:
+                problems.append(f"formulation {name!r} on {label}: decode raised {type(exc).__name__}: {exc}")
+                continue
+            report = check_schedule(inst, starts)
+            if not report.ok:
+                problems.append(f"formulation {name!r} on {label}: decoded schedule rejected: {report.violations[0]}")
+            elif getattr(form, "exact", False) and res.status is SolveStatus.OPTIMAL and report.tel != opt:
+                problems.append(f"formulation {name!r} on {label}: declared exact, "
+                                f"optimum TEL {report.tel} != OPT {opt}")
+    if accepted == 0:
+        problems.append(f"formulation {name!r} declines every reference instance; nothing could be checked")
+    return problems
+
+
+def check_windows(name: str) -> list[str]:
+    """Windows stage ``name`` returns windows that contain the checker's own windows (so a
+    model built on them keeps an optimal schedule) on :func:`reference_instances`."""
+    from llmopt.model.windows import WINDOWS, StartWindows
+    from llmopt.verify.checker import certified_windows
+
+    problems = []
+    for label, (inst, _opt) in reference_instances().items():
+        starts = _mcsf_starts(inst)
+        tel = check_schedule(inst, starts).tel
+        try:
+            win = WINDOWS.get(name)(inst, tel)
+        except Exception as exc:
+            problems.append(f"windows {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(win, StartWindows):
+            problems.append(f"windows {name!r} returned {type(win).__name__}, not StartWindows")
+            continue
+        lo, hi = certified_windows(inst, starts)
+        if not win.contains(lo.tolist(), hi.tolist()):
+            problems.append(f"windows {name!r} on {label}: do not contain the checker's windows")
+    return problems
+
+
+def check_upper_bound(name: str) -> list[str]:
+    """Upper-bound stage ``name`` returns a schedule the checker accepts, with TEL >= OPT, the
+    same for the same seed, on :func:`reference_instances`."""
+    from llmopt.opt.upper_bounds import SearchContext, find_schedule
+
+    problems = []
+    for label, (inst, opt) in reference_instances().items():
+        ctx = SearchContext(seed=0, search_evals=20, lns_iterations=5, cp_sat_seconds=2.0)
+        try:
+            first, second = find_schedule(name, inst, ctx), find_schedule(name, inst, ctx)
+        except Exception as exc:
+            problems.append(f"upper bound {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        report = check_schedule(inst, first.starts)
+        if not report.ok:
+            problems.append(f"upper bound {name!r} on {label}: schedule rejected: {report.violations[0]}")
+        elif report.tel is not None and report.tel < opt:
+            problems.append(f"upper bound {name!r} on {label}: TEL {report.tel} below OPT {opt}")
+        if dict(first.starts) != dict(second.starts):
+            problems.append(f"upper bound {name!r} on {label}: two runs gave different schedules")
+    return problems
+
+
+def check_suite(suite: str | Suite) -> list[str]:
+    """Suite ``suite`` (a registered name or a :class:`~llmopt.bench.suites.Suite`) names only registered
+    stages — workloads (``"module:attr"`` paths must resolve, and the parameters must fit the
+    workload's signature), policies, solver, formulation, windows, bounds, upper bounds — and
+    every key of its ``paper`` numbers is one of its workload labels."""
+    from llmopt.bench.suites import get_suite
+    from llmopt.bench.tasks import resolve_workload
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.model.windows import WINDOWS
+    from llmopt.opt.bounds import BOUNDS
+    from llmopt.opt.upper_bounds import UPPER_BOUNDS
+    from llmopt.policies import POLICIES, parse_policy_spec
+    from llmopt.solvers import SOLVERS
+
+    if isinstance(suite, str):
+        suite = get_suite(suite)
+    where = f"suite {suite.name!r}"
+    problems = []
+    for spec in suite.workloads:
+        try:
+            fn = resolve_workload(spec.workload)
+        except Exception as exc:
+            problems.append(f"{where}: workload {spec.workload!r} does not resolve ({type(exc).__name__}: {exc})")
+            continue
+        try:
+            inspect.signature(fn).bind(0, **dict(spec.params))
+        except TypeError as exc:
+            problems.append(f"{where}: workload {spec.workload!r} does not take the parameters "
+                            f"{dict(spec.params)} ({exc})")
+        except ValueError:  # no signature to check (a builtin)
+            pass
+    named: list[tuple[str, str, Registry[Any]]] = []
+    for p in suite.policies:
+        try:
+            pname, pparams = parse_policy_spec(p)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        named.append(("policy", pname, POLICIES))
+        if pname in POLICIES and pparams:
+            try:
+                inspect.signature(POLICIES.get(pname)).bind(**pparams)
+            except TypeError as exc:
+                problems.append(f"{where}: policy {p!r}: {pname!r} does not take the parameters {pparams} ({exc})")
+            except ValueError:
+                pass
+    if suite.kind == "trace":
+        from llmopt.engine.cost_model import COST_MODELS
+
+        named.append(("cost model", suite.cost_model, COST_MODELS))
+    named += [("solver", suite.solver, SOLVERS), ("formulation", suite.formulation, FORMULATIONS),
+              ("windows", suite.windows, WINDOWS)]
+    named += [("bound", b, BOUNDS) for b in suite.bounds]
+    for kind, name, registry in named:
+        if name not in registry:
+            problems.append(f"{where}: unknown {kind} {name!r}; known: {', '.join(registry.names())}")
+    for u in suite.upper_bounds:
+        if u not in UPPER_BOUNDS and u not in POLICIES:
+            known = ", ".join(sorted(set(UPPER_BOUNDS.names()) | set(POLICIES.names())))
+            problems.append(f"{where}: unknown upper-bound stage {u!r}; known: {known}")
+    labels = {suite.label_for(spec.workload, spec.params) for spec in suite.workloads}
+    problems += [f"{where}: paper numbers for {k!r}, which is not a workload label of the suite"
+                 for k in suite.paper if k not in labels]
+    return problems
+
+
+def check_prediction(name: str) -> list[str]:
+    """Prediction generator ``name`` (default parameters), applied to :func:`reference_instances`
+    with their intervals removed, returns a valid instance of the same type with the same
+    requests, an interval on every request (unless it is ``"none"``) that contains the
+    output unless the instance declares ``predictions_may_miss``, and the same result for
+    the same seed."""
+    from llmopt.workloads.predictions import apply_prediction_spec, clear_intervals
+
+    problems = []
+    for label, (inst, _opt) in reference_instances().items():
+        bare = clear_intervals(inst)
+        try:
+            a, b = apply_prediction_spec(bare, name, seed=1), apply_prediction_spec(bare, name, seed=1)
+        except Exception as exc:
+            problems.append(f"prediction {name!r} on {label}: {type(exc).__name__}: {exc}")
+            continue
+        if type(a) is not type(bare) or a.ids != bare.ids or a.M != bare.M or \
+                [(r.arrival, r.prompt, r.output) for r in a.requests] != \
+                [(r.arrival, r.prompt, r.output) for r in bare.requests]:
+            problems.append(f"prediction {name!r} on {label}: changed the requests, not only their intervals")
+        elif a != b:
+            problems.append(f"prediction {name!r} on {label}: not deterministic for a given seed")
+        elif name != "none" and any(r.lower is None for r in a.requests):
+            problems.append(f"prediction {name!r} on {label}: left a request without an interval")
+        elif not a.predictions_may_miss and any(r.lower is not None and not r.lower <= r.output <= (r.upper or 0)
+                                                for r in a.requests):
+            problems.append(f"prediction {name!r} on {label}: an interval misses its output without "
+                            "predictions_may_miss")
+    return problems
+
+
+def check_task_kind(name: str) -> list[str]:
+    """Task kind ``name`` resolves to a :class:`~llmopt.bench.kinds.TaskKind` of that name whose
+    report writer resolves, and whose blank record, for the first task of every registered suite
+    of that kind, is plain JSON with the fields the harness reads (``suite``, ``seed``, ``error``)."""
+    from llmopt.bench.kinds import TASK_KINDS, TaskKind
+    from llmopt.bench.store import RecordError, plain_record
+    from llmopt.bench.suites import SUITES, get_suite
+
+    where = f"task kind {name!r}"
+    try:
+        kind = TASK_KINDS.get(name)
+    except Exception as exc:
+        return [f"{where}: does not resolve ({type(exc).__name__}: {exc})"]
+    if not isinstance(kind, TaskKind):
+        return [f"{where}: resolves to {type(kind).__name__}, not a TaskKind"]
+    problems = []
+    if kind.name != name:
+        problems.append(f"{where}: its TaskKind is named {kind.name!r}")
+    try:
+        if not callable(kind.report_writer()):
+            problems.append(f"{where}: report {kind.report!r} is not callable")
+    except Exception as exc:
+        problems.append(f"{where}: report {kind.report!r} does not resolve ({type(exc).__name__}: {exc})")
+    for suite_name in SUITES.names():
+        suite = get_suite(suite_name)
+        if suite.kind != name:
+            continue
+        rec = kind.blank_record(suite, next(iter(suite.tasks())))
+        missing = sorted({"suite", "seed", "error"} - set(rec))
+        if missing:
+            problems.append(f"{where}: blank record of suite {suite_name!r} lacks {', '.join(missing)}")
+        try:
+            plain_record(rec)
+        except RecordError as exc:
+            problems.append(f"{where}: blank record of suite {suite_name!r} is not plain JSON: {exc}")
+    return problems
+
+
+#: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check.
+CHECKS = {
+    "policy": check_policy,
+    "workload": check_workload,
+    "solver": check_solver,
+    "bound": check_bound,
+    "formulation": check_formulation,
+    "suite": check_suite,
+    "windows": check_windows,
+    "upper bound": check_upper_bound,
+    "prediction": check_prediction,
+    "task kind": check_task_kind,
+}

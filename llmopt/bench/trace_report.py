@@ -1,0 +1,268 @@
+"""Reports of trace suites (``Suite(kind="trace")``): latency tables, the α grid, figures.
+
+:func:`write_trace_report` writes, from ``trials.jsonl``:
+
+* ``summary.csv`` / ``summary.md`` — one row per (workload entry, policy): trials, runs
+  that completed and were verified, eviction loops, mean / std / max / min over trials of
+  the mean end-to-end latency (seconds), recomputed tokens, the ratio to the reference
+  policy's latency, and the paper's numbers beside ours;
+* the smallest loop-free α of the α-protection greedy grid, per workload entry;
+* figures: latency vs α (β fixed) and vs β (α fixed) for the β-clearing sweeps, and
+  memory over time of the reference policy and of the first looping α-greedy run
+  (re-simulated from the suite, which is deterministic for a seed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from llmopt.bench.report import _runs_text
+from llmopt.bench.suites import Suite
+from llmopt.bench.tasks import resolve_workload
+
+__all__ = ["trace_summary", "smallest_loop_free_alpha", "write_trace_report"]
+
+
+def _latest(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    from llmopt.bench.store import latest_records
+
+    return latest_records(records)
+
+
+def _label(rec: Mapping[str, Any], suite: Suite) -> str:
+    return suite.label_for(rec["workload"], rec.get("params") or {})
+
+
+def trace_summary(records: Iterable[dict[str, Any]], suite: Suite) -> pd.DataFrame:
+    """One row per (workload label, policy) (see the module docstring)."""
+    recs = _latest(records)
+    rows = []
+    for spec in suite.workloads:
+        mine = [r for r in recs if _label(r, suite) == spec.label]
+        paper = suite.paper.get(spec.label, {})
+        ref_lat = [r.get(f"latency_{suite.reference}") for r in mine]
+        ref_mean = float(np.mean([x for x in ref_lat if x is not None])) if any(x is not None for x in ref_lat) \
+            else None
+        paper_ref = (paper.get(suite.reference) or {}).get("mean")
+        for p in suite.policies:
+            lat = [float(r[f"latency_{p}"]) for r in mine if r.get(f"latency_{p}") is not None]
+            loops = sum(1 for r in mine if r.get(f"status_{p}") == "eviction-loop")
+            rec_tok = [float(r[f"recomputed_{p}"]) for r in mine if r.get(f"recomputed_{p}") is not None
+                       and r.get(f"latency_{p}") is not None]
+            pp = paper.get(p) or {}
+            mean = float(np.mean(lat)) if lat else None
+            rows.append({
+                "workload": spec.label,
+                "policy": p,
+                "trials": len(mine),
+                "verified": len(lat),
+                "loops": loops,
+                "errors": sum(1 for r in mine if r.get(f"status_{p}") in ("error", "rejected") or r.get("error")),
+                "latency_mean": mean,
+                "latency_std": float(np.std(lat, ddof=1)) if len(lat) > 1 else None,
+                "latency_max": float(np.max(lat)) if lat else None,
+                "latency_min": float(np.min(lat)) if lat else None,
+                "recomputed_mean": float(np.mean(rec_tok)) if rec_tok else None,
+                "ratio_to_reference": mean / ref_mean if mean is not None and ref_mean else None,
+                "paper_mean": pp.get("mean"),
+                "paper_std": pp.get("std"),
+                "paper_max": pp.get("max"),
+                "paper_min": pp.get("min"),
+                "paper_ratio_to_reference": pp["mean"] / paper_ref if pp.get("mean") and paper_ref else None,
+            })
+    return pd.DataFrame(rows, dtype=object)
+
+
+def _alpha_beta(spec: str) -> tuple[float | None, float | None]:
+    from llmopt.policies import parse_policy_spec
+
+    name, params = parse_policy_spec(spec)
+    if name != "alpha-protection":
+        return None, None
+    return float(params.get("alpha", 0.3)), float(params.get("beta", 1.0))
+
+
+def smallest_loop_free_alpha(df: pd.DataFrame, workload: str) -> tuple[float | None, bool]:
+    """Smallest α of the α-protection *greedy* grid (β = 1) with no eviction loop in any trial,
+    and whether every larger α of the grid is loop-free too."""
+    grid = []
+    for _, row in df[df["workload"] == workload].iterrows():
+        a, b = _alpha_beta(row["policy"])
+        if a is not None and b == 1.0 and row["verified"] + row["loops"] > 0:
+            grid.append((a, row["loops"] == 0))
+    grid.sort()
+    free = [a for a, ok in grid if ok]
+    if not free:
+        return None, False
+    best = free[0]
+    return best, all(ok for a, ok in grid if a >= best)
+
+
+_MD = (("policy", "policy"), ("trials", "trials"), ("verified", "verified"), ("loops", "eviction loops"),
+       ("latency_mean", "mean latency (s)"), ("paper_mean", "paper"), ("latency_std", "std"),
+       ("paper_std", "paper std"),
+       ("latency_max", "max"), ("paper_max", "paper max"), ("latency_min", "min"), ("paper_min", "paper min"),
+       ("ratio_to_reference", "÷ ref"), ("paper_ratio_to_reference", "paper ÷ ref"),
+       ("recomputed_mean", "recomputed tokens"))
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3f}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def _headline(suite: Suite, label: str) -> tuple[str, ...]:
+    """Policies shown in the Markdown table: those with paper numbers, else the first eight."""
+    paper = suite.paper.get(label, {})
+    with_paper = tuple(p for p in suite.policies if isinstance(paper.get(p), Mapping))
+    return with_paper or suite.policies[:8]
+
+
+def _markdown(df: pd.DataFrame, suite: Suite, meta: Mapping[str, Any], records: list[dict[str, Any]],
+              figures: list[str]) -> str:
+    lines = [f"# Suite `{suite.name}`", "", suite.description, "",
+             f"Continuous-time engine, cost model `{suite.cost_model}`, loop guard {suite.loop_limit:,} evictions "
+             f"with no completion. Latency = mean end-to-end latency of a run (arrival to final completion, "
+             f"seconds), re-verified by the checker's continuous-time mode; statistics are over trials "
+             f"(seeds). A run stopped by the loop guard counts under *eviction loops* and has no latency. "
+             f"*÷ ref* = mean latency ÷ the reference policy's ({suite.reference}).", ""]
+    for spec in suite.workloads:
+        sub = df[df["workload"] == spec.label]
+        shown = sub[sub["policy"].isin(_headline(suite, spec.label))]
+        lines += [f"## {spec.label}", "", f"Parameters: `{dict(spec.params)}`, seeds {spec.seeds[0]}…{spec.seeds[-1]} "
+                  f"({len(spec.seeds)}).", ""]
+        lines.append("| " + " | ".join(h for _, h in _MD) + " |")
+        lines.append("|" + "---|" * len(_MD))
+        for _, row in shown.iterrows():
+            lines.append("| " + " | ".join(_fmt(row[c]) for c, _ in _MD) + " |")
+        a, mono = smallest_loop_free_alpha(df, spec.label)
+        paper_alpha = suite.paper.get(spec.label, {}).get("smallest_alpha")
+        if a is not None or paper_alpha is not None:
+            lines += ["", f"Smallest loop-free α of the α-greedy grid: **{_fmt(a)}**"
+                      + ("" if mono or a is None else " (but some larger α of the grid loops)")
+                      + (f"; paper: {paper_alpha:g}" if paper_alpha is not None else "") + "."]
+        if len(sub) > len(shown):
+            lines += ["", f"{len(sub) - len(shown)} more policy configurations (the α / β sweeps) are in "
+                      "`summary.csv` and the figures."]
+        lines.append("")
+    if figures:
+        lines += ["## Figures", ""] + [f"- `{f}`" for f in figures] + [""]
+    lines += ["## Runs", "", *_runs_text(dict(meta)),
+              f"- Sum of task run times: {sum(float(r.get('runtime_s') or 0) for r in records):.1f} s."]
+    errors = [r for r in records if r.get("error")]
+    if errors:
+        lines += ["", "## Errors", ""] + [f"- {_label(r, suite)} seed {r['seed']}: {r['error']}" for r in errors]
+    return "\n".join(lines) + "\n"
+
+
+def _sweep_plot(df: pd.DataFrame, workload: str, path: Path, by: str) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fixed_vals = (0.1, 0.2)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    drawn = False
+    for fixed in fixed_vals:
+        pts = []
+        for _, row in df[df["workload"] == workload].iterrows():
+            a, b = _alpha_beta(row["policy"])
+            if a is None or b is None or b == 1.0:
+                continue
+            x, f = (a, b) if by == "alpha" else (b, a)
+            if abs(f - fixed) < 1e-12:
+                pts.append((x, row["latency_mean"], row["loops"]))
+        pts.sort()
+        if len(pts) < 2:
+            continue
+        xs = [p[0] for p in pts if p[1] is not None]
+        ys = [p[1] for p in pts if p[1] is not None]
+        other = "β" if by == "alpha" else "α"
+        ax.plot(xs, ys, marker="o", label=f"{other} = {fixed:g}")
+        lx = [p[0] for p in pts if p[1] is None]
+        if lx:
+            ax.scatter(lx, [max(ys or [0])] * len(lx), marker="x", color="red", label=f"loop ({other} = {fixed:g})")
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return False
+    ax.set_xlabel("α (protection)" if by == "alpha" else "β (clearing probability)")
+    ax.set_ylabel("average end-to-end latency (s)")
+    ax.set_title(f"{workload}: latency vs {'α' if by == 'alpha' else 'β'}")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def _memory_plot(suite: Suite, spec: Any, path: Path, policies: list[str]) -> bool:
+    """Re-simulate seed ``spec.seeds[0]`` and plot memory after every batch vs time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from llmopt.engine.continuous import simulate_continuous
+    from llmopt.engine.cost_model import make_cost_model
+    from llmopt.engine.discrete import EvictionLoopError
+    from llmopt.policies import make_policy_spec
+
+    seed = spec.seeds[0]
+    inst = resolve_workload(spec.workload)(seed, **dict(spec.params))
+    cost = make_cost_model(suite.cost_model)
+    fig, axes = plt.subplots(len(policies), 1, figsize=(8, 2.6 * len(policies)), squeeze=False)
+    for ax, p in zip(axes[:, 0], policies):
+        looped = False
+        try:
+            sched = simulate_continuous(inst, make_policy_spec(p, seed=seed), cost, loop_limit=suite.loop_limit)
+        except EvictionLoopError as exc:
+            sched, looped = exc.partial, True
+        ends = sched.batch_start + sched.batch_duration
+        ax.plot(ends, sched.memory_after_batches(), lw=0.6)
+        ax.axhline(inst.M, color="red", lw=0.8, ls="--", label=f"M = {inst.M:,}")
+        ax.set_title(f"{p}" + (" — eviction loop (stopped by the loop guard)" if looped else
+                               f" — mean latency {sched.mean_latency:.1f} s"), fontsize=9)
+        ax.set_ylabel("KV tokens")
+        ax.legend(loc="lower right", fontsize=8)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(f"{spec.label}, seed {seed}: memory after every batch", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_trace_report(out_dir: str | Path, suite: Suite, meta: Mapping[str, Any],
+                       records: list[dict[str, Any]], problems: list[str] | None = None, *,
+                       figures: bool = True) -> pd.DataFrame:
+    """Write ``summary.csv``, ``summary.md`` and the figures of a trace suite into ``out_dir``."""
+    out = Path(out_dir)
+    df = trace_summary(records, suite)
+    df.to_csv(out / "summary.csv", index=False)
+    made: list[str] = []
+    if figures:
+        for i, spec in enumerate(suite.workloads):
+            tag = f"w{i}"
+            for by in ("alpha", "beta"):
+                name = f"latency_vs_{by}_{tag}.png"
+                if _sweep_plot(df, spec.label, out / name, by):
+                    made.append(f"{name}: {spec.label}")
+            sub = df[df["workload"] == spec.label]
+            loop_rows = [r["policy"] for _, r in sub.iterrows() if r["loops"] and _alpha_beta(r["policy"])[1] == 1.0]
+            chosen = [suite.reference] + ([max(loop_rows, key=lambda s: _alpha_beta(s)[0] or 0)] if loop_rows else [])
+            name = f"memory_{tag}.png"
+            if _memory_plot(suite, spec, out / name, chosen):
+                made.append(f"{name}: {spec.label}, memory over time of {', '.join(chosen)}")
+    (out / "summary.md").write_text(_markdown(df, suite, meta, _latest(records), made), encoding="utf-8")
+    return df

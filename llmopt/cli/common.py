@@ -1,0 +1,98 @@
+"""Pieces shared by the command-line modules (:mod:`llmopt.cli.main`, :mod:`llmopt.cli.bench`).
+
+Every user-supplied string printed through rich goes through :func:`rich.markup.escape`;
+every error is one line on standard error with an exit code (see :mod:`llmopt.cli.main`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from llmopt.model.instance import Instance, InstanceError, load_instance
+
+__all__ = [
+    "console",
+    "die",
+    "load_or_die",
+    "load_any_or_die",
+    "json_out",
+    "num",
+    "check_option",
+    "check_output_file",
+    "InstanceFile",
+    "JsonFlag",
+]
+
+console = Console(highlight=False)
+
+InstanceFile = Annotated[Path, typer.Argument(help="Instance JSON file.", show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def die(message: str, code: int = 2) -> NoReturn:
+    """Print ``error: message`` on standard error and exit with ``code`` (2: bad input)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load_any_or_die(path: Path) -> Any:
+    """Load a discrete or a continuous-time instance file, or exit 2 with the loader's message."""
+    from llmopt.model.timed_instance import load_any_instance
+
+    try:
+        return load_any_instance(path)
+    except InstanceError as exc:
+        die(str(exc))
+
+
+def load_or_die(path: Path) -> Instance:
+    """Load an instance file, or exit 2 with the loader's message (file, request, field)."""
+    try:
+        return load_instance(path)
+    except InstanceError as exc:
+        die(str(exc))
+
+
+def json_out(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, indent=1, allow_nan=False))
+
+
+def num(value: Any, digits: int = 4) -> str:
+    """A number for a table cell; ``—`` for a missing value."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
+    return str(value)
+
+
+def check_option(name: str, value: float | int | None, *, minimum: float, strict: bool = False) -> None:
+    """Exit 2 with ``error: NAME must be >= MIN (got VALUE)`` unless ``value`` is ``None`` or in range.
+
+    Every command validates its numeric options with this before doing any work, so a bad
+    value is always the same one-line error.
+    """
+    if value is None:
+        return
+    if not math.isfinite(value):
+        die(f"{name} must be a finite number, got {value}")
+    if value <= minimum if strict else value < minimum:
+        relation = ">" if strict else ">="
+        die(f"{name} must be {relation} {minimum:g}, got {value}")
+
+
+def check_output_file(name: str, path: Path | None) -> None:
+    """Exit 2 unless ``path`` can be written: its folder exists and it is not a folder itself."""
+    if path is None:
+        return
+    if path.is_dir():
+        die(f"{name} {path}: is a folder; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        die(f"{name} {path}: folder {parent} does not exist")

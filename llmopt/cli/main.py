@@ -1,0 +1,593 @@
+"""The ``llmopt`` command line (Typer + rich).
+
+Commands::
+
+    llmopt solve FILE.json [--relax] [--solver S] [--formulation F] [--bound B ...] [--upper-bound U ...]
+                           [--time-limit S] [--search-evals N] [--lns-iterations N] [--cp-sat-seconds S]
+                           [--write-schedule OUT.json] [--json]
+    llmopt simulate FILE.json --policy NAME [--json]
+    llmopt check FILE.json SCHEDULE.json [--all] [--json]
+    llmopt bench run|list|report ...        (see llmopt.cli.bench)
+    llmopt policies | solvers | stages
+
+Exit codes: 0 success; 1 an infeasible schedule (``check``), a failed simulation, or a
+solve that found a contradiction (see ``errors``); 2 bad input or a bad option (one
+line on standard error naming the file, request, field or option; checked before any
+work starts); 3 the requested solver is unavailable; 130 interrupted (Ctrl-C or
+SIGTERM; what was found so far is printed first).
+
+Every user-supplied string shown through rich is escaped (request ids such as
+``job[/tmp]`` print as they are).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+import llmopt
+from llmopt.cli.bench import bench_app
+from llmopt.cli.common import (
+    InstanceFile,
+    JsonFlag,
+    check_option,
+    check_output_file,
+    console,
+    die,
+    json_out,
+    load_any_or_die,
+    load_or_die,
+    num,
+)
+from llmopt.cli.trace import trace_cmd
+from llmopt.model.instance import Instance
+from llmopt.model.registry import Registry
+from llmopt.model.result import SolveStatus
+from llmopt.model.timed_instance import TimedInstance
+from llmopt.opt.defaults import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
+from llmopt.opt.defaults import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
+from llmopt.solvers import DEFAULT_SOLVER
+
+__all__ = ["app", "load_schedule", "ScheduleFileError"]
+
+app = typer.Typer(
+    name="llmopt",
+    help="Scheduling LLM inference under KV-cache limits: hindsight OPT, bounds, policies, benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(bench_app, name="bench")
+app.command("trace")(trace_cmd)
+
+DEFAULT_FORMULATION = "hindsight-ip"
+
+
+class ScheduleFileError(ValueError):
+    """Invalid schedule file; the message names the file and the field."""
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _check_solver(name: str) -> None:
+    """Exit 2 for an unknown solver name, 3 for a known but unusable one."""
+    from llmopt.solvers import SOLVERS, solver_status
+
+    if name not in SOLVERS:
+        die(f"unknown solver {name!r}; known: {', '.join(SOLVERS.names())}")
+    ok, why = solver_status(name)
+    if not ok:
+        die(f"solver {name!r} is unavailable: {why}", 3)
+
+
+def _check_name(registry: Registry[Any], option: str, name: str) -> None:
+    if name not in registry:
+        die(f"{option}: unknown {registry.kind} {name!r}; known: {', '.join(registry.names()) or 'none'}")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"llmopt {llmopt.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+    no_plugins: Annotated[
+        bool, typer.Option("--no-plugins", help="Do not load third-party entry-point plug-ins.")
+    ] = False,
+) -> None:
+    """llmopt: scheduling LLM inference under KV-cache memory limits."""
+    # SIGTERM stops a command the way Ctrl-C does: what was found so far is kept and printed.
+    signal.signal(signal.SIGTERM, _sigterm)
+    if not no_plugins:
+        from llmopt.bench.plugins import load_plugins
+
+        try:
+            load_plugins()
+        except Exception as exc:  # a broken plug-in must not hide the built-in commands
+            typer.echo(f"warning: plug-ins: {exc} (--no-plugins skips them)", err=True)
+
+
+def _progress(quiet: bool):  # type: ignore[no-untyped-def]
+    if quiet:
+        return None
+    return lambda msg: typer.echo(msg, err=True)
+
+
+# --- solve ----------------------------------------------------------------------------------
+
+
+@app.command()
+def solve(
+    file: InstanceFile,
+    relax: Annotated[bool, typer.Option(help="Lower bounds only (LP relaxation and the --bound stages); "
+                                             "no schedule.")] = False,
+    solver: Annotated[str, typer.Option(help="Solver for the model (see `llmopt solvers`).")] = DEFAULT_SOLVER,
+    formulation: Annotated[str, typer.Option(help="Formulation (see `llmopt stages`).")] = DEFAULT_FORMULATION,
+    upper_bound: Annotated[list[str] | None, typer.Option(
+        "--upper-bound", help="Upper-bound stage: a policy or a search (see `llmopt stages`); repeat for several "
+                              f"(default: {', '.join(DEFAULT_UPPER_BOUNDS)}).")] = None,
+    windows: Annotated[str, typer.Option(help="Start-windows stage (see `llmopt stages`).")] = "upper-bound",
+    bound: Annotated[list[str] | None, typer.Option(
+        "--bound", help="Bound stage to compute and report (its certified value also bounds OPT); repeat "
+                        f"for several (default: {', '.join(DEFAULT_BOUNDS)}).")] = None,
+    time_limit: Annotated[float, typer.Option(
+        help="Seconds for the whole command: search, IP and bounds (the IP gets what the search leaves, "
+             "minus a fifth kept for the bounds).")] = 60.0,
+    threads: Annotated[int, typer.Option(help="Solver threads.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the local search.")] = 0,
+    search_evals: Annotated[int, typer.Option(
+        help="Local-search evaluations for the upper bound and warm start (0: none; stops early at a quarter "
+             "of --time-limit).")] = 200,
+    lns_iterations: Annotated[int, typer.Option(
+        help="Sub-IPs of the `lns` upper-bound stage (--upper-bound lns; stops early at a quarter of "
+             "--time-limit).")] = DEFAULT_LNS_ITERATIONS,
+    cp_sat_seconds: Annotated[float, typer.Option(
+        help="Deterministic seconds of the `cp-sat` upper-bound stage (--upper-bound cp-sat).")
+    ] = DEFAULT_CP_SAT_SECONDS,
+    max_nnz: Annotated[int, typer.Option(help="Largest model built, in nonzeros.")] = DEFAULT_MAX_NNZ,
+    json_output: JsonFlag = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on standard error.")] = False,
+    write_schedule: Annotated[Path | None, typer.Option(
+        help="Write the best verified schedule as {\"tel\": ..., \"starts\": {id: step}} (input of `llmopt check`)."
+    )] = None,
+) -> None:
+    """Hindsight-optimal TEL of an instance, or certified bounds on it.
+
+    Pipeline: upper bounds (MC-SF, FCFS, local search), start windows, formulation, solver,
+    decode, checker. Every schedule is verified by the independent checker and every bound is
+    certified; OPT is claimed only when a certified bound meets the best schedule.
+    """
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.model.windows import WINDOWS
+    from llmopt.opt.bounds import BOUNDS
+
+    bounds = tuple(bound) if bound else DEFAULT_BOUNDS
+    upper_bounds = tuple(upper_bound) if upper_bound else DEFAULT_UPPER_BOUNDS
+    check_option("--time-limit", time_limit, minimum=0, strict=True)
+    check_option("--threads", threads, minimum=1)
+    check_option("--seed", seed, minimum=0)
+    check_option("--search-evals", search_evals, minimum=0)
+    check_option("--lns-iterations", lns_iterations, minimum=0)
+    check_option("--cp-sat-seconds", cp_sat_seconds, minimum=0, strict=True)
+    check_option("--max-nnz", max_nnz, minimum=1)
+    if relax and write_schedule is not None:
+        die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
+    check_output_file("--write-schedule", write_schedule)
+    _check_solver(solver)
+    _check_name(FORMULATIONS, "--formulation", formulation)
+    _check_name(WINDOWS, "--windows", windows)
+    for b in bounds:
+        _check_name(BOUNDS, "--bound", b)
+    _check_upper_bounds(upper_bounds)
+    instance = load_or_die(file)
+    from llmopt.opt.hindsight import PipelineInterrupted, solve_hindsight
+
+    try:
+        h = solve_hindsight(
+            instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
+            windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
+            lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds, max_nnz=max_nnz,
+            progress=_progress(quiet), solve_ip=not relax,
+        )
+    except PipelineInterrupted as exc:
+        die(str(exc), 130)
+    if relax:
+        _print_relaxation(h, instance, file, formulation, solver, time_limit, threads, json_output)
+        return
+    starts = {rid: int(k) for rid, k in dict(h.starts).items()}
+    if write_schedule is not None:
+        write_schedule.write_text(json.dumps({"tel": h.incumbent, "starts": starts}, indent=1) + "\n")
+    if json_output:
+        json_out({
+            "status": h.status.value,
+            "objective": h.incumbent,
+            "opt": h.opt,
+            "bound": h.bound,
+            "bound_certificate": h.bound_certificate,
+            "gap": h.gap,
+            "runtime_s": round(h.runtime_s, 4),
+            "incumbent_source": h.incumbent_source,
+            "heuristics": dict(h.heuristics),
+            "bounds": [_bound_json(b) for b in h.bounds],
+            "model": dict(h.model_stats),
+            "stage_s": dict(h.stage_s),
+            "solver": h.solver,
+            "message": h.message,
+            "errors": list(h.errors),
+            "starts": starts,
+        })
+    else:
+        _print_solve(h, instance, file, write_schedule)
+    if h.status is SolveStatus.INTERRUPTED:
+        typer.echo("interrupted: the best verified schedule and certified bound found so far are shown above",
+                   err=True)
+        raise typer.Exit(130)
+    if h.errors:
+        raise typer.Exit(1)
+
+
+def _bound_json(b: Any) -> dict[str, Any]:
+    return {"name": b.name, "value": b.value, "certificate": b.certificate, "verified": b.verified,
+            "claimed": b.claimed, "detail": b.detail, "runtime_s": round(b.runtime_s, 4)}
+
+
+def _model_text(stats: dict[str, Any]) -> str:
+    if not stats:
+        return "not built"
+    return (f"{stats.get('formulation')}: {stats['cols']:,} columns ({stats['int_cols']:,} integer), "
+            f"{stats['rows']:,} rows, {stats['nnz']:,} nonzeros; memory rows up to t={stats['horizon']}; "
+            f"windows {stats['windows']}; {stats.get('classes')} classes of identical requests"
+            + (f"; {stats['zone_rows']:,} peak-zone rows" if "zone_rows" in stats else ""))
+
+
+def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | None) -> None:
+    t = Table(title=f"Hindsight OPT — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    t.add_row("status", h.status.value)
+    t.add_row("TEL (best schedule)", f"{h.incumbent}  (from {escape(h.incumbent_source)}, verified by the checker)")
+    t.add_row("OPT", f"{h.opt} (proven)" if h.opt is not None else "not proven")
+    t.add_row("lower bound", f"{num(h.bound)}  ({escape(h.bound_certificate)})")
+    t.add_row("gap", f"{100 * h.gap:.2f} %")
+    t.add_row("upper bounds", escape(", ".join(f"{k}: {v}" for k, v in dict(h.heuristics).items())))
+    for b in h.bounds:
+        verdict = "verified" if b.verified else "not verified"
+        t.add_row(f"bound {escape(b.name)}", escape(f"{num(b.value, 8)} ({b.certificate}, {verdict}; {b.detail})"))
+    t.add_row("model", escape(_model_text(dict(h.model_stats))))
+    t.add_row("runtime", f"{h.runtime_s:.2f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in h.stage_s.items()) + ")")
+    if h.message:
+        t.add_row("message", escape(h.message))
+    for err in h.errors:
+        t.add_row("[red]ERROR[/red]", escape(err))
+    if write_schedule is not None:
+        t.add_row("schedule written to", escape(str(write_schedule)))
+    console.print(t)
+
+
+def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, solver: str, time_limit: float,
+                      threads: int, json_output: bool) -> None:
+    """``solve --relax``: the pipeline without its IP stage — each bound stage with its certificate status,
+    over windows from the best verified schedule — and, for a formulation other than J's, its LP value
+    labelled uncertified."""
+    uncertified = None
+    if formulation != DEFAULT_FORMULATION and h.status is not SolveStatus.INTERRUPTED:
+        uncertified = _formulation_lp(instance, formulation, solver, h, time_limit, threads)
+    status = "optimal" if h.opt is not None else "bounded"
+    if json_output:
+        json_out({
+            "status": status,
+            "bound": h.bound,
+            "bound_certificate": h.bound_certificate,
+            "bounds": [_bound_json(b) for b in h.bounds],
+            "incumbent": h.incumbent,
+            "incumbent_source": h.incumbent_source,
+            "uncertified_lp": uncertified,
+            "errors": list(h.errors),
+        })
+    else:
+        t = Table(title=f"Lower bounds — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
+        t.add_column("field", style="bold")
+        t.add_column("value")
+        for b in h.bounds:
+            verdict = "verified" if b.verified else "NOT verified"
+            t.add_row(f"bound {escape(b.name)}", escape(f"{num(b.value, 10)}  ({b.certificate}; {verdict}: "
+                                                        f"{b.detail})"))
+        t.add_row("best certified bound (TEL is integral)", f"{h.bound}  ({escape(h.bound_certificate)})")
+        t.add_row("best verified schedule (its TEL gives the windows)",
+                  f"{h.incumbent}  (from {escape(h.incumbent_source)})")
+        if uncertified is not None:
+            t.add_row(f"LP of {escape(formulation)}", escape(
+                f"{num(uncertified['value'], 10)} ({uncertified['status']}) — UNCERTIFIED: the checker has no "
+                "certificate for this formulation's LP"))
+        t.add_row("status", status + (" (the bound meets the best schedule)" if status == "optimal" else ""))
+        for err in h.errors:
+            t.add_row("[red]ERROR[/red]", escape(err))
+        console.print(t)
+    if h.status is SolveStatus.INTERRUPTED:
+        typer.echo(f"interrupted; {len(h.bounds)} bound stage(s) finished", err=True)
+        raise typer.Exit(130)
+    if h.errors:
+        raise typer.Exit(1)
+
+
+def _formulation_lp(instance: Instance, formulation: str, solver: str, h: Any, time_limit: float,
+                    threads: int) -> dict[str, Any]:
+    """The LP relaxation of a plug-in formulation over the windows of the best schedule (uncertified)."""
+    from llmopt.formulations import make_formulation
+    from llmopt.model.windows import start_windows
+    from llmopt.solvers import get_solver
+
+    try:
+        form = make_formulation(formulation)
+        model = form.build(instance, start_windows(instance, h.incumbent)).relax()
+        left = max(1.0, time_limit - h.runtime_s)
+        res = get_solver(solver).solve(model, time_limit=left, threads=threads, deadline=time.perf_counter() + left)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        return {"formulation": formulation, "value": None, "status": f"failed: {type(exc).__name__}: {exc}",
+                "certified": False}
+    value = res.objective if res.status is SolveStatus.OPTIMAL else None
+    return {"formulation": formulation, "value": value, "status": res.status.value, "certified": False,
+            "model": model.stats()}
+
+
+def _check_upper_bounds(names: tuple[str, ...]) -> None:
+    from llmopt.opt.upper_bounds import UPPER_BOUNDS
+    from llmopt.policies import POLICIES
+
+    for name in names:
+        if name not in UPPER_BOUNDS and name not in POLICIES:
+            known = ", ".join(sorted(set(UPPER_BOUNDS.names()) | set(POLICIES.names())))
+            die(f"--upper-bound: unknown upper-bound stage {name!r}; known: {known}")
+
+
+# --- simulate ----------------------------------------------------------------------------------
+
+
+@app.command("simulate")
+def simulate_cmd(
+    file: InstanceFile,
+    policy: Annotated[str, typer.Option("--policy", "-p", help=(
+        "Policy (see `llmopt policies`), with parameters as name:key=value,... "
+        "e.g. alpha-protection:alpha=0.2,beta=0.1."))] = "mc-sf",
+    cost_model: Annotated[str, typer.Option(help=(
+        "Cost model for a continuous-time instance (\"clock\": \"seconds\"); ignored for discrete ones."))]
+    = "llama2-70b-a100-tp2",
+    predictions: Annotated[str | None, typer.Option(help=(
+        "Give every request a prediction interval first, e.g. relative:x=0.95, bins:width=100,count=10, "
+        "shared:lower=1,upper=1000, noisy:sigma=0.5,width=0.5,seed=1 (for a-min, a-max, a-ell)."))] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Run an online policy on an instance, verify its schedule with the checker, and show it.
+
+    A continuous-time instance (arrivals in seconds, e.g. from `llmopt trace`) runs on the
+    continuous engine: batches last what --cost-model says.
+    """
+    from llmopt.cli.timed import simulate_timed
+    from llmopt.engine.discrete import SimulationError, simulate
+    from llmopt.policies import POLICIES, make_policy_spec, parse_policy_spec
+    from llmopt.verify.checker import check_schedule
+
+    try:
+        pname, _ = parse_policy_spec(policy)
+    except ValueError as exc:
+        die(f"--policy: {exc}")
+    _check_name(POLICIES, "--policy", pname)
+    any_instance = load_any_or_die(file)
+    if predictions is not None:
+        from llmopt.workloads.predictions import apply_prediction_spec
+
+        try:
+            any_instance = apply_prediction_spec(any_instance, predictions)
+        except (ValueError, KeyError) as exc:
+            die(f"--predictions {predictions!r}: {exc}")
+    if isinstance(any_instance, TimedInstance):
+        simulate_timed(file, any_instance, policy, cost_model, json_output)
+        return
+    instance = any_instance
+    try:
+        pol = make_policy_spec(policy)
+    except (TypeError, ValueError) as exc:
+        die(f"--policy {policy!r}: {exc}")
+    try:
+        sched = simulate(instance, pol)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; nothing to show", err=True)
+        raise typer.Exit(130) from None
+    except (SimulationError, ValueError) as exc:
+        die(f"{file}: policy {policy!r} failed: {exc}", 1)
+    report = check_schedule(instance, sched.starts, evictions=sched.evictions)
+    ok = report.ok and report.tel == sched.tel
+    why = "" if ok else (report.violations[0] if report.violations else f"checker TEL {report.tel} != {sched.tel}")
+    ael = sched.tel / instance.n if instance.n else 0.0
+    if json_output:
+        json_out({
+            **sched.to_dict(),
+            "n": instance.n,
+            "M": instance.M,
+            "ael": ael,
+            "makespan": sched.makespan,
+            "peak_memory": sched.peak_memory,
+            "verified": ok,
+            "verification": "verified by the checker" if ok else f"rejected by the checker: {why}",
+        })
+        if not ok:
+            raise typer.Exit(1)
+        return
+    t = Table(title=f"{escape(policy)} on {escape(str(file))}")
+    for col in ("id", "arrival", "prompt", "output", "start", "completion", "latency"):
+        t.add_column(col, justify="left" if col == "id" else "right")
+    for r in sorted(instance.requests, key=lambda r: (sched.starts[r.id], instance.position(r.id))):
+        c = sched.completions[r.id]
+        t.add_row(escape(r.id), str(r.arrival), str(r.prompt), str(r.output), str(sched.starts[r.id]), str(c),
+                  str(c - r.arrival))
+    console.print(t)
+    verified = "verified by the checker" if ok else f"[red]REJECTED by the checker: {escape(why)}[/red]"
+    console.print(
+        f"TEL = [bold]{sched.tel}[/bold]  AEL = {ael:.3f}  makespan = {sched.makespan}  "
+        f"peak memory = {sched.peak_memory}/{instance.M}  evictions = {len(sched.evictions)}  ({verified})"
+    )
+    if not ok:
+        raise typer.Exit(1)
+
+
+# --- check ---------------------------------------------------------------------------------------
+
+
+def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
+    """Read ``{"starts": {request id: start step}, "evictions": [...]}`` from ``path``.
+
+    ``evictions`` is optional (``[{"t": step, "id": ..., "tokens_lost": k}, ...]``, as
+    ``llmopt simulate --json`` writes it); other top-level fields, such as ``tel``, are ignored.
+    Returns ``(starts, evictions)``.
+
+    Raises
+    ------
+    ScheduleFileError
+        If the file is unreadable, not JSON, lacks ``starts``, or a start is not an
+        integer; the message names the file and the field.
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ScheduleFileError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ScheduleFileError(f"{path}: invalid JSON at {where}: {exc.msg}") from None
+    if not isinstance(data, dict) or "starts" not in data:
+        raise ScheduleFileError(f"{path}: missing field 'starts' (expected {{\"starts\": {{id: step}}}})")
+    raw = data["starts"]
+    if not isinstance(raw, dict):
+        raise ScheduleFileError(f"{path}: field 'starts' must be an object mapping request id to start step")
+    starts: dict[str, int] = {}
+    for rid, k in raw.items():
+        integral = isinstance(k, int) or (isinstance(k, float) and k.is_integer() and abs(k) <= 2.0**53)
+        if isinstance(k, bool) or not integral:
+            raise ScheduleFileError(f"{path}: field 'starts' entry {rid!r} must be an integer, got {k!r}")
+        starts[str(rid)] = int(k)
+    evictions = data.get("evictions") or []
+    if not isinstance(evictions, list) or not all(isinstance(e, dict) for e in evictions):
+        raise ScheduleFileError(f"{path}: field 'evictions' must be a list of objects with t, id, tokens_lost")
+    return starts, evictions
+
+
+@app.command()
+def check(
+    file: InstanceFile,
+    schedule: Annotated[Path, typer.Argument(
+        help="Schedule JSON file: {\"starts\": {id: step, ...}, \"evictions\": [...] (optional)}.")],
+    all_violations: Annotated[bool, typer.Option("--all", help="List every violation, not only the first.")] = False,
+    cost_model: Annotated[str | None, typer.Option(help=(
+        "Cost model for a continuous-time schedule (default: the one the schedule file names)."),
+        show_default=False)] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not).
+
+    For a continuous-time instance the schedule is what `llmopt simulate --json` writes for it,
+    and the checker's continuous-time mode also verifies every batch duration against the cost model.
+    """
+    from llmopt.cli.timed import check_timed
+    from llmopt.verify.checker import check_schedule
+
+    any_instance = load_any_or_die(file)
+    if isinstance(any_instance, TimedInstance):
+        check_timed(any_instance, schedule, cost_model, json_output)
+        return
+    instance = any_instance
+    try:
+        starts, evictions = load_schedule(schedule)
+    except ScheduleFileError as exc:
+        die(str(exc))
+    report = check_schedule(instance, starts, evictions=evictions,
+                            max_violations=None if (all_violations or json_output) else 1)
+    if json_output:
+        json_out({"ok": report.ok, "tel": report.tel, "violations": list(report.violations),
+                  "makespan": report.makespan, "peak_memory": report.peak_memory, "M": instance.M})
+    elif report.ok:
+        typer.echo(f"OK TEL={report.tel}")
+    elif all_violations:
+        typer.echo(f"INFEASIBLE: {len(report.violations)} violation(s)")
+        for v in report.violations:
+            typer.echo(f"  {v}")
+    else:
+        more = " (and more violations; --all lists them)" if len(report.violations) > 1 else ""
+        typer.echo(f"INFEASIBLE: {report.violations[0] if report.violations else 'infeasible'}{more}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+# --- registries -----------------------------------------------------------------------------------
+
+
+@app.command()
+def policies() -> None:
+    """List the registered policies."""
+    from llmopt.policies import POLICIES
+
+    t = Table(title="Policies")
+    t.add_column("name", style="bold")
+    t.add_column("description")
+    for name in POLICIES.names():
+        t.add_row(escape(name), escape(POLICIES.doc(name)))
+    console.print(t)
+
+
+@app.command()
+def solvers() -> None:
+    """List the registered solvers: usable here?, version, capabilities, licence."""
+    from llmopt.solvers import SOLVERS, solver_status
+
+    t = Table(title="Solvers")
+    for col in ("name", "available", "version", "capabilities", "note"):
+        t.add_column(col, style="bold" if col == "name" else None)
+    for name in SOLVERS.names():
+        try:
+            cls = SOLVERS.get(name)
+            ok, why = solver_status(name)
+            version = cls.version() or "—"
+            caps = ", ".join(sorted(str(c) for c in cls.info.capabilities))
+            note = why or (cls.licence_note() if hasattr(cls, "licence_note") else "")
+        except Exception as exc:  # listing must never crash on one broken plug-in
+            ok, version, caps, note = False, "—", "—", f"{type(exc).__name__}: {exc}"
+        t.add_row(escape(name), "[green]yes[/green]" if ok else "[red]no[/red]", escape(version), escape(caps),
+                  escape(note))
+    console.print(t)
+
+
+@app.command()
+def stages() -> None:
+    """List the registered pipeline stages: upper bounds, windows, formulations, bounds."""
+    from llmopt.bench.plugins import registries
+
+    t = Table(title="Hindsight pipeline stages (and the other registries)")
+    t.add_column("registry", style="bold")
+    t.add_column("name")
+    t.add_column("description")
+    for kind, reg in registries().items():
+        for name in reg.names():
+            t.add_row(escape(kind), escape(name), escape(reg.doc(name)))
+    console.print(t)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

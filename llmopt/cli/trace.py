@@ -1,0 +1,125 @@
+"""``llmopt trace``: sample an instance from a real request trace (see :mod:`llmopt.workloads.traces`).
+
+::
+
+    llmopt trace FILE [--format lmsys|arxiv|azure|vidur|mooncake] --n N (--rate λ | --timestamps) --seed S
+                      [--M 16492] [--on-bad-row error|clamp|drop] [--step-seconds DT] -o instance.json
+
+Writes a continuous-time instance (arrivals in seconds, ``"clock": "seconds"``), or with
+``--step-seconds DT`` a discrete instance whose arrival steps are ``floor(seconds / DT)``.
+Prints one summary line. Every option is checked before the trace is read; bad input is a
+one-line error naming the file, row and column, exit 2. Like the other commands, an
+existing output file is overwritten.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from llmopt.cli.common import check_option, check_output_file, die
+
+__all__ = ["trace_cmd"]
+
+_WORDS_NOTE = "LMSYS lengths are word counts, used as tokens (as the papers do)"
+
+
+def _touched_text(touched: dict[str, int], policy: str) -> str:
+    reasons = ", ".join(f"{key} {count:,}" for key, count in touched.items() if key not in ("clamped", "dropped"))
+    clamped, dropped = touched.get("clamped", 0), touched.get("dropped", 0)
+    if not reasons and not clamped and not dropped:
+        return f"no bad rows (--on-bad-row {policy})"
+    done = [f"{clamped:,} clamped"] if clamped or policy == "clamp" else []
+    done += [f"{dropped:,} dropped"] if dropped or policy != "clamp" else []
+    return f"rows touched: {', '.join(done)} ({reasons}; --on-bad-row {policy})"
+
+
+def trace_cmd(
+    file: Annotated[Path, typer.Argument(help="Trace file: CSV, or JSON lines for mooncake.", show_default=False)],
+    n: Annotated[int, typer.Option("--n", "-n", help="Number of requests to draw.", show_default=False)],
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw (rows, offset, arrival gaps).",
+                                      show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Instance JSON file to write.",
+                                         show_default=False)],
+    format: Annotated[str | None, typer.Option(
+        "--format", help="lmsys, arxiv, azure, vidur or mooncake (default: detected from the header).",
+        show_default=False)] = None,
+    rate: Annotated[float | None, typer.Option(
+        "--rate", help="Poisson arrivals at this many requests per second (rows drawn without replacement).",
+        show_default=False)] = None,
+    timestamps: Annotated[bool, typer.Option(
+        "--timestamps", help="Use the trace's own arrival times: N consecutive rows from a seeded offset, "
+                             "shifted to start at 0.")] = False,
+    M: Annotated[int, typer.Option("--M", help="KV-cache capacity in tokens; rows with prompt + output > M are "
+                                               "bad rows.")] = 16_492,
+    on_bad_row: Annotated[str, typer.Option(
+        "--on-bad-row", help="error: stop at the first bad row; drop: remove bad rows; clamp: lengths < 1 become 1 "
+                             "and lengths are capped to fit M, unreadable rows are dropped.")] = "error",
+    step_seconds: Annotated[float | None, typer.Option(
+        "--step-seconds", help="Write a discrete instance: arrival step = floor(seconds / DT).",
+        show_default=False)] = None,
+) -> None:
+    """Sample an instance from a real trace (LMSYS, arXiv, Azure, vidur, Mooncake) and write it as JSON."""
+    from llmopt.model.instance import InstanceError, save_instance
+    from llmopt.model.timed_instance import save_timed_instance
+    from llmopt.workloads.traces import (
+        BAD_ROW_POLICIES,
+        LAYOUTS,
+        TRACE_FORMATS,
+        TraceError,
+        detect_format,
+        load_trace,
+        sample_instance,
+        to_discrete_instance,
+    )
+
+    check_option("--n", n, minimum=1)
+    check_option("--seed", seed, minimum=0)
+    check_option("--M", M, minimum=2)
+    check_option("--rate", rate, minimum=0, strict=True)
+    check_option("--step-seconds", step_seconds, minimum=0, strict=True)
+    if (rate is None) == (not timestamps):
+        die("give exactly one of --rate λ (Poisson arrivals) and --timestamps (the trace's own arrival times)")
+    if on_bad_row not in BAD_ROW_POLICIES:
+        die(f"--on-bad-row must be one of {', '.join(BAD_ROW_POLICIES)}, got {on_bad_row!r}")
+    if format is not None and format not in TRACE_FORMATS:
+        die(f"--format: unknown trace format {format!r}; known: {', '.join(TRACE_FORMATS.names())}")
+    check_output_file("-o", output)
+    try:
+        fmt = format if format is not None else detect_format(file)
+        layout = LAYOUTS.get(fmt)
+        if timestamps and layout is not None and layout.time_column is None:
+            die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
+        trace = load_trace(file, fmt, M=M, on_bad_row=on_bad_row)
+        if timestamps and trace.timestamps is None:
+            die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
+        if n > trace.n:
+            dropped = trace.touched.get("dropped", 0)
+            die(f"{file}: --n {n:,} is more than the {trace.n:,} rows of the trace"
+                + (f" ({dropped:,} of {trace.rows_read:,} rows were dropped)" if dropped else ""))
+        timed = sample_instance(trace, n, seed, rate=rate, use_timestamps=timestamps, M=M)
+        kind = "continuous-time instance"
+        if step_seconds is not None:
+            discrete = to_discrete_instance(timed, step_seconds)
+            save_instance(discrete, output)
+            last_step = max(r.arrival for r in discrete.requests)
+            kind = f"discrete instance, DT = {step_seconds:g} s, arrival steps 0–{last_step:,}"
+        else:
+            save_timed_instance(timed, output)
+    except (TraceError, InstanceError, ValueError) as exc:
+        die(str(exc))
+    except OSError as exc:
+        die(f"{output}: cannot write: {exc.strerror}")
+    arrivals = [r.arrival for r in timed.requests]
+    mean_prompt = sum(r.prompt for r in timed.requests) / n
+    mean_output = sum(r.output for r in timed.requests) / n
+    unit = trace.unit + (f" — {_WORDS_NOTE}" if trace.unit == "words" else "")
+    mode = f"Poisson rate {rate:g}/s" if rate is not None else "trace timestamps"
+    typer.echo(
+        f"{file.name} [{trace.format}]: {trace.rows_read:,} rows read, "
+        f"{_touched_text(trace.touched, on_bad_row)}; wrote {output} ({kind}): n={n:,} seed={seed} M={M:,}, "
+        f"{mode}, arrivals span {max(arrivals) - min(arrivals):.3f} s, mean prompt {mean_prompt:.2f} / "
+        f"output {mean_output:.2f}, unit {unit}"
+    )

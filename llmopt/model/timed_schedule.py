@@ -1,0 +1,114 @@
+"""The record of one continuous-time run (DESIGN §2): iterations, their clock, latencies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from llmopt.model.schedule import Eviction, MemoryTrace
+
+__all__ = ["TimedSchedule"]
+
+
+@dataclass(frozen=True)
+class TimedSchedule:
+    """Outcome of :func:`llmopt.engine.continuous.simulate_continuous`.
+
+    Two clocks: *iterations* (batches, counted from 0 at the first arrival) carry the
+    token accounting of DESIGN §1 — a request started in iteration ``k`` holds
+    ``s + (τ − k)`` tokens after iteration ``τ − 1`` — and *seconds* carry latency:
+    iteration ``k`` runs from ``batch_start[k]`` for ``batch_duration[k]`` seconds.
+
+    Attributes
+    ----------
+    policy, cost_model : str
+    M : int
+    starts : mapping
+        Request id → iteration of its final (completed) run's start.
+    evictions : tuple of Eviction
+        ``t`` is the iteration at whose decision the run was evicted.
+    completions : mapping
+        Request id → completion time in seconds (end of the batch of its last token).
+    latencies : mapping
+        Request id → completion time − arrival time, seconds.
+    batch_start, batch_duration : numpy arrays (float64)
+        Start and duration (seconds) of every iteration.
+    memory : MemoryTrace
+        KV usage after every iteration, in iteration units (``memory.at(k + 1)`` is the
+        usage after iteration ``k``), aborted runs included.
+    complete : bool
+        False for the partial record an :class:`~llmopt.engine.discrete.EvictionLoopError`
+        carries (then only the completed requests have completions).
+    """
+
+    policy: str
+    cost_model: str
+    M: int
+    starts: Mapping[str, int]
+    evictions: tuple[Eviction, ...]
+    completions: Mapping[str, float]
+    latencies: Mapping[str, float]
+    batch_start: np.ndarray = field(repr=False)
+    batch_duration: np.ndarray = field(repr=False)
+    memory: MemoryTrace = field(repr=False)
+    complete: bool = True
+
+    @property
+    def n_completed(self) -> int:
+        return len(self.completions)
+
+    @property
+    def iterations(self) -> int:
+        return int(self.batch_start.size)
+
+    @property
+    def total_latency(self) -> float:
+        """Σ latency over completed requests (seconds)."""
+        return float(sum(self.latencies.values()))
+
+    @property
+    def mean_latency(self) -> float | None:
+        """Average end-to-end latency (s): ``TEL / n``; ``None`` if nothing completed."""
+        return self.total_latency / len(self.latencies) if self.latencies else None
+
+    @property
+    def recomputed_tokens(self) -> int:
+        return sum(e.tokens_lost for e in self.evictions)
+
+    @property
+    def makespan(self) -> float:
+        """End of the last batch (seconds)."""
+        if not self.batch_start.size:
+            return 0.0
+        return float(self.batch_start[-1] + self.batch_duration[-1])
+
+    @property
+    def peak_memory(self) -> int:
+        return self.memory.peak
+
+    def memory_after_batches(self) -> np.ndarray:
+        """KV usage after each iteration (int64 array, one per batch)."""
+        k = self.iterations
+        if not k:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.memory.values(self.memory.origin + 1, self.memory.origin + 1 + k), dtype=np.int64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; what :func:`llmopt.verify.checker.check_timed_schedule` reads back."""
+        return {
+            "clock": "seconds",
+            "policy": self.policy,
+            "cost_model": self.cost_model,
+            "M": self.M,
+            "complete": self.complete,
+            "mean_latency": self.mean_latency,
+            "starts": dict(self.starts),
+            "evictions": [{"t": e.t, "id": e.id, "tokens_lost": e.tokens_lost} for e in self.evictions],
+            "recomputed_tokens": self.recomputed_tokens,
+            "completions": dict(self.completions),
+            "batch_start": self.batch_start.tolist(),
+            "batch_duration": self.batch_duration.tolist(),
+        }

@@ -1,0 +1,144 @@
+"""CP-SAT (OR-Tools) as a schedule finder: the upper-bound stage ``cp-sat``.
+
+The model is exact (DESIGN §1): request ``i`` has an integer start ``k_i`` in its certified
+window ``a_i … a_i + (U − Σo)`` (``U`` the best TEL known so far; :func:`llmopt.model.windows.start_windows`),
+and its ``j``-th generated token is a unit interval at ``k_i + j`` with demand ``s_i + j`` in
+one cumulative constraint of capacity ``M`` — the "staircase" encoding, ``Σ o_i`` intervals.
+The objective is ``Σ k_i`` (TEL up to a constant). The best schedule known is the solution hint.
+
+The budget is CP-SAT's *deterministic* time (``max_deterministic_time``) with one worker,
+so a run depends only on the instance, the hint and the seed, not on the machine's load.
+
+What it is good for (measured while building it, on six J §5.1 trials, n = 27–68): on tiny
+instances it proves the optimum (tests); at J's size it did not improve its hint within 10–20 s
+with one or two workers, and its bound stayed near ``Σ o_i`` — :mod:`llmopt.opt.lns` is the stage
+that improves schedules at that size. Its bound is never used as a certified bound.
+
+OR-Tools is imported only when the stage runs; :func:`available` checks for it without
+importing it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from typing import TYPE_CHECKING
+
+from llmopt.model.instance import Instance
+from llmopt.model.schedule import Schedule, schedule_from_starts
+
+if TYPE_CHECKING:
+    from llmopt.opt.upper_bounds import SearchContext
+
+__all__ = ["available", "cp_sat_schedule", "cp_sat_stage", "MAX_TOKENS"]
+
+#: Largest model built, in unit intervals (``Σ o_i``); beyond it CP-SAT's presolve alone takes minutes.
+MAX_TOKENS = 200_000
+
+
+def available() -> bool:
+    """Whether OR-Tools is installed (checked without importing it).
+
+    Returns
+    -------
+    bool
+    """
+    return importlib.util.find_spec("ortools") is not None
+
+
+def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed: int = 0,
+                    deadline: float | None = None) -> Schedule:
+    """Search for a schedule better than ``hint`` with CP-SAT for ``seconds`` deterministic seconds.
+
+    Parameters
+    ----------
+    instance : Instance
+    hint : Schedule
+        A feasible schedule: the solution hint, and its TEL bounds the start windows.
+    seconds : float
+        CP-SAT's ``max_deterministic_time`` (one worker).
+    seed : int
+        CP-SAT's ``random_seed``.
+    deadline : float, optional
+        ``time.perf_counter()`` value by which CP-SAT must stop (wall clock; the result then
+        depends on the machine's speed).
+
+    Returns
+    -------
+    Schedule
+        The best schedule CP-SAT found (its policy name says whether CP-SAT proved it optimal
+        within the windows), or ``hint`` rebuilt from its starts when CP-SAT found nothing better.
+
+    Raises
+    ------
+    RuntimeError
+        If OR-Tools is not installed.
+    ValueError
+        If the model would exceed :data:`MAX_TOKENS` intervals.
+    """
+    if not available():
+        raise RuntimeError("the cp-sat stage needs OR-Tools: pip install ortools")
+    tokens = instance.total_output
+    if tokens > MAX_TOKENS:
+        raise ValueError(f"cp-sat: the staircase model would have {tokens:,} intervals (Σ o_i), "
+                         f"more than MAX_TOKENS = {MAX_TOKENS:,}; use the lns stage at this size")
+    from ortools.sat.python import cp_model
+
+    from llmopt.model.windows import start_windows
+
+    reqs = instance.requests
+    if not reqs:
+        return schedule_from_starts(instance, {}, policy="cp-sat")
+    windows = start_windows(instance, hint.tel)
+    model = cp_model.CpModel()
+    starts = []
+    intervals, demands = [], []
+    for i, r in enumerate(reqs):
+        # a hint that idles may start past T_c − o; a wider window still holds an optimal schedule
+        k = model.new_int_var(windows.lo[i], max(windows.hi[i], hint.starts[r.id]), f"k_{r.id}")
+        starts.append(k)
+        model.add_hint(k, hint.starts[r.id])
+        for j in range(1, r.output + 1):
+            intervals.append(model.new_fixed_size_interval_var(k + j, 1, f"tok_{r.id}_{j}"))
+            demands.append(r.prompt + j)
+    model.add_cumulative(intervals, demands, instance.M)
+    model.minimize(cp_model.LinearExpr.sum(starts))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    # OR-Tools otherwise installs its own SIGINT handler, which outlives the solve and swallows the
+    # Ctrl-C that stops the pipeline's other stages (llmopt.opt.hindsight).
+    solver.parameters.catch_sigint_signal = False
+    solver.parameters.max_deterministic_time = float(seconds)
+    if deadline is not None:
+        solver.parameters.max_time_in_seconds = max(0.0, deadline - time.perf_counter())
+    solver.parameters.random_seed = int(seed)
+    status = solver.solve(model)
+    found = None
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        label = "cp-sat(optimal)" if status == cp_model.OPTIMAL else f"cp-sat({seconds:g} det. s)"
+        found = schedule_from_starts(instance, {r.id: int(solver.value(starts[i])) for i, r in enumerate(reqs)},
+                                     policy=label)
+    if found is None or found.tel > hint.tel:  # never return worse than the hint
+        return schedule_from_starts(instance, dict(hint.starts), policy="cp-sat(no improvement; hint)")
+    return found
+
+
+def cp_sat_stage(instance: Instance, ctx: SearchContext) -> Schedule:
+    """Upper-bound stage ``cp-sat``.
+
+    Parameters
+    ----------
+    instance : Instance
+    ctx : SearchContext
+        :func:`cp_sat_schedule` runs for ``ctx.cp_sat_seconds`` deterministic seconds (and stops at
+        ``ctx.deadline`` in wall-clock time), hinted with the best verified schedule found so far
+        (:func:`~llmopt.opt.upper_bounds.best_verified`).
+
+    Returns
+    -------
+    Schedule
+    """
+    from llmopt.opt.upper_bounds import best_verified
+
+    return cp_sat_schedule(instance, best_verified(instance, ctx), seconds=ctx.cp_sat_seconds, seed=ctx.seed,
+                           deadline=ctx.deadline)

@@ -1,0 +1,129 @@
+"""Continuous-time instances sampled from a loaded :class:`~llmopt.workloads.traces.formats.Trace`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from llmopt.model.instance import MAX_VALUE, Instance, Request
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
+from llmopt.workloads.traces.formats import _SAMPLE_STREAM, _STEP_TOL, DEFAULT_M, Trace, TraceError
+
+__all__ = ["sample_instance", "to_discrete_instance"]
+
+
+
+def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = None, use_timestamps: bool = False,
+                    M: int = DEFAULT_M, name: str | None = None) -> TimedInstance:
+    """A continuous-time instance of ``n`` requests drawn from ``trace``.
+
+    The generator is ``numpy.random.default_rng([seed, 7])``; the same trace, ``n``, seed and
+    mode always give the same instance (DESIGN §4 inv. 3).
+
+    * ``rate=λ``: ``n`` distinct rows drawn uniformly without replacement, in draw order;
+      arrivals are a Poisson process of rate ``λ`` per second — the cumulative sums of
+      ``n`` independent exponential gaps of mean ``1/λ`` (the first request arrives after
+      the first gap, not at 0).
+    * ``use_timestamps=True``: ``n`` *consecutive* rows starting at a uniformly drawn offset
+      in ``0 … rows − n``, with the trace's own arrival times shifted so the first is at 0
+      (real burstiness is kept).
+
+    Ids are ``r0 … r{n-1}`` in arrival order.
+
+    Parameters
+    ----------
+    trace : Trace
+    n : int
+        Number of requests, ``1 <= n <=`` rows of the trace.
+    seed : int
+    rate : float, optional
+        Poisson arrival rate λ in requests per second.
+    use_timestamps : bool
+        Use the trace's timestamps instead (exactly one of ``rate`` and ``use_timestamps``).
+    M : int
+        KV capacity of the instance (default 16,492, the papers' Llama2-70B on 2×A100).
+    name : str, optional
+        Defaults to e.g. ``"lmsys_chat_1m_words_in256_out256 n=1000 rate=50 seed=0"``.
+
+    Raises
+    ------
+    TraceError
+        ``n`` above the trace's rows, timestamps asked of a trace without them, or a drawn
+        request with ``prompt + output > M`` (naming its file row: load with ``M`` and
+        ``on_bad_row`` to handle those).
+    ValueError
+        Bad ``n``, ``seed``, ``rate``, or not exactly one arrival mode.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if (rate is None) == (not use_timestamps):
+        raise ValueError("give exactly one of rate (Poisson arrivals) and use_timestamps (the trace's own times)")
+    rows = trace.n
+    if n > rows:
+        dropped = trace.touched.get("dropped", 0)
+        raise TraceError(f"{trace.path}: {n:,} requests asked but the trace has only {rows:,} rows"
+                         + (f" ({dropped:,} of {trace.rows_read:,} were dropped)" if dropped else ""))
+    rng = np.random.default_rng([int(seed), _SAMPLE_STREAM])
+    if rate is not None:
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+            raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
+        idx = rng.choice(rows, size=n, replace=False)
+        arrivals = np.cumsum(rng.exponential(1.0 / rate, size=n))
+        mode = f"rate={rate:g}"
+    else:
+        if trace.timestamps is None:
+            raise TraceError(f"{trace.path}: format {trace.format!r} has no timestamps; sample with a Poisson rate "
+                             "instead")
+        start = int(rng.integers(0, rows - n + 1))
+        idx = np.arange(start, start + n)
+        times = trace.timestamps[idx]
+        order = np.argsort(times, kind="stable")  # a no-op for loaded traces (nondecreasing)
+        idx = idx[order]
+        arrivals = times[order] - times[order][0]
+        mode = "timestamps"
+    prompt, output = trace.prompt[idx], trace.output[idx]
+    too_long = prompt + output > M
+    if too_long.any():
+        j = int(np.argmax(too_long))
+        raise TraceError(
+            f"{trace.path}: row {int(trace.source_rows[idx[j]])}: prompt + output = {prompt[j]} + {output[j]} = "
+            f"{prompt[j] + output[j]} exceeds M = {M}; it can never run ({int(too_long.sum())} of the {n} drawn "
+            "rows are too long). Load the trace with M and on_bad_row='drop' or 'clamp' (CLI --on-bad-row)")
+    reqs = tuple(TimedRequest(f"r{i}", a, s, o)
+                 for i, (a, s, o) in enumerate(zip(arrivals.tolist(), prompt.tolist(), output.tolist())))
+    label = name if name is not None else f"{trace.name} n={n} {mode} seed={seed}"
+    return TimedInstance(M=int(M), requests=reqs, name=label)
+
+
+def to_discrete_instance(timed: TimedInstance, step_seconds: float) -> Instance:
+    """The discrete instance with arrival step ``floor(arrival / step_seconds)``.
+
+    For the discrete IP and its bounds at trace scale: one step of the discrete model
+    (one batch iteration, DESIGN §1) stands for ``step_seconds`` of real time, and a
+    request arriving in ``[k·DT, (k+1)·DT)`` may start at step ``k``. Flooring never delays
+    a request, so the discrete instance is (by less than one step per request) easier than
+    the timed one. An arrival within a relative ``1e-9`` of a step boundary counts as on
+    it, so ``0.3 s`` at ``DT = 0.1 s`` is step 3 despite binary rounding (0.3 / 0.1 <
+    3 in floating point). Ids, lengths, prediction intervals and ``M`` are kept.
+
+    Raises
+    ------
+    ValueError
+        If ``step_seconds`` is not a finite number > 0.
+    """
+    if isinstance(step_seconds, bool) or not isinstance(step_seconds, (int, float)) or \
+            not math.isfinite(step_seconds) or step_seconds <= 0:
+        raise ValueError(f"step_seconds must be a finite number > 0, got {step_seconds!r}")
+    arrivals = np.fromiter((r.arrival for r in timed.requests), dtype=np.float64, count=timed.n)
+    q = arrivals / step_seconds
+    nearest = np.rint(q)
+    steps = np.where(np.abs(q - nearest) <= _STEP_TOL * np.maximum(1.0, q), nearest, np.floor(q))
+    if timed.n and steps.max() > MAX_VALUE:
+        raise ValueError(f"step_seconds {step_seconds!r} makes arrival steps above 2^53 - 1")
+    reqs = tuple(Request(r.id, k, r.prompt, r.output, r.lower, r.upper)
+                 for r, k in zip(timed.requests, steps.astype(np.int64).tolist()))
+    label = f"{timed.name} step={step_seconds:g}s" if timed.name else f"step={step_seconds:g}s"
+    return Instance(M=timed.M, requests=reqs, name=label, predictions_may_miss=timed.predictions_may_miss)

@@ -1,0 +1,165 @@
+"""The public API (``import llmopt``), the start-up discipline of the CLI, and the paths of release 0.1.
+
+Breakages tried by hand, each caught here:
+
+* ``llmopt.simulate`` sending a TimedInstance to the discrete engine (it raises on float arrivals
+  there) or ignoring ``cost_model`` → the continuous-time equality test fails;
+* ``llmopt.check`` checking a timed run against a different cost model than the run's → the
+  constant-cost-model test reports violations;
+* ``llmopt.cli.main`` importing ``llmopt.bench.suites`` through ``llmopt.opt.hindsight`` again (SciPy at
+  start-up) → the heavy-modules test fails;
+* an old path dropped from ``llmopt/_legacy.py`` → the legacy tests fail.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import warnings
+
+import pytest
+from helpers import random_tiny_instance
+from test_ip_exhaustive import exhaustive_opt
+
+import llmopt
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.engine.discrete import simulate as simulate_discrete
+from llmopt.model.result import SolveStatus
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
+from llmopt.policies import MCSF, make_policy_spec
+
+HEAVY = ("scipy", "pandas", "matplotlib", "highspy", "ortools", "pulp")
+
+
+def _loaded(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "; import sys, json; "
+                          "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"],
+                         check=True, capture_output=True, text=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_import_llmopt_loads_nothing_heavy():
+    assert _loaded("import llmopt") & {"numpy", *HEAVY} == set()
+
+
+def test_the_cli_entry_point_loads_no_solver_scipy_pandas_or_plotting():
+    assert _loaded("import llmopt.cli.main") & set(HEAVY) == set()
+
+
+def test_api_names_resolve_and_are_documented():
+    for name in llmopt.__all__:
+        obj = getattr(llmopt, name)
+        assert obj.__doc__, name
+    with pytest.raises(AttributeError):
+        llmopt.no_such_name  # noqa: B018
+
+
+def test_simulate_and_check_discrete_equal_the_engine_and_checker():
+    for seed in range(10):
+        inst = random_tiny_instance(random.Random(seed), n_range=(3, 8), M_range=(6, 14), max_arrival=4)
+        run = llmopt.simulate(inst, "mc-sf")
+        direct = simulate_discrete(inst, MCSF())
+        assert run.starts == direct.starts and run.tel == direct.tel
+        report = llmopt.check(inst, run)
+        assert report.ok and report.tel == run.tel
+
+
+def _timed() -> TimedInstance:
+    rng = random.Random(3)
+    reqs, t = [], 0.0
+    for i in range(40):
+        t += rng.expovariate(5.0)
+        reqs.append(TimedRequest(f"r{i}", t, rng.randint(1, 60), rng.randint(1, 80)))
+    return TimedInstance(M=400, requests=tuple(reqs))
+
+
+def test_simulate_timed_uses_the_continuous_engine_and_the_named_cost_model():
+    inst = _timed()
+    for name in ("llama2-70b-a100-tp2", "constant"):
+        run = llmopt.simulate(inst, "mc-sf", cost_model=name)
+        direct = simulate_continuous(inst, make_policy_spec("mc-sf"), make_cost_model(name))
+        assert run.latencies == direct.latencies and run.cost_model == direct.cost_model
+        assert llmopt.check(inst, run).ok
+    default = llmopt.simulate(inst, "mc-sf")
+    assert default.cost_model == make_cost_model().name
+
+
+def test_check_uses_the_runs_cost_model_unless_told():
+    inst = _timed()
+    run = llmopt.simulate(inst, "mc-sf", cost_model="constant")
+    assert llmopt.check(inst, run).ok
+    other = llmopt.check(inst, run, cost_model="llama2-70b-a100-tp2")
+    assert not other.ok and other.violations
+
+
+def test_simulate_refuses_a_cost_model_for_a_discrete_instance():
+    inst = random_tiny_instance(random.Random(0))
+    with pytest.raises(ValueError, match="TimedInstance"):
+        llmopt.simulate(inst, "mc-sf", cost_model="constant")
+    with pytest.raises(TypeError, match="discrete Instance"):
+        llmopt.solve(_timed())  # type: ignore[arg-type]
+
+
+def test_solve_brackets_and_proves_the_exhaustive_opt():
+    for seed in range(4):
+        inst = random_tiny_instance(random.Random(100 + seed), n_range=(3, 6), M_range=(6, 12), max_arrival=3)
+        ub = simulate_discrete(inst, MCSF()).tel
+        opt, _ = exhaustive_opt(inst, ub)
+        res = llmopt.solve(inst, time_limit=60)
+        assert res.status is SolveStatus.OPTIMAL and res.opt == opt
+        assert res.bound <= opt <= res.incumbent
+
+
+def test_make_instance_and_registries():
+    inst = llmopt.make_instance("jaillet-am1", 0)
+    assert inst.name == "jaillet-am1/seed=0"
+    regs = llmopt.registries()
+    assert "mc-sf" in regs["policy"] and "quick" in regs["suite"] and "hindsight" in regs["task kind"]
+
+
+def test_run_suite_writes_the_report(tmp_path):
+    from llmopt.bench.suites import Suite, WorkloadSpec
+
+    suite = Suite(name="api-tiny", description="two tiny AM1 instances",
+                  workloads=(WorkloadSpec("jaillet-am1", (0, 1), {"n_range": (4, 4), "M_range": (10, 10)}),),
+                  ip_time_limit=30.0)
+    df = llmopt.run_suite(suite, tmp_path / "out", workers=1, progress=False, executor="inline")
+    assert list(df["trials"]) == [2] and (tmp_path / "out" / "summary.md").exists()
+
+
+def test_old_module_paths_still_import_with_a_warning():
+    import importlib
+
+    import llmopt.engine.discrete
+    import llmopt.verify.checker
+
+    for old, new in (("llmopt.simulator", llmopt.engine.discrete), ("llmopt.checker", llmopt.verify.checker)):
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mod = importlib.import_module(old)
+        assert mod is new
+        assert any(issubclass(w.category, DeprecationWarning) and old in str(w.message) for w in caught)
+    from llmopt.model import CanonicalModel  # the canonical model's old home, now the model wing
+    from llmopt.model.canonical import CanonicalModel as Canonical
+
+    assert CanonicalModel is Canonical
+
+
+def test_a_committed_suite_json_naming_an_old_report_still_resolves():
+    from llmopt._legacy import current_path
+
+    assert current_path("llmopt.wang_report:table_ec1") == "llmopt.papers.wang.report:table_ec1"
+    assert current_path("llmopt.papers.wang.report:table_ec1") == "llmopt.papers.wang.report:table_ec1"
+    for folder in ("wang-synthetic", "chen-theory"):
+        from pathlib import Path
+
+        meta = json.loads((Path(__file__).resolve().parents[1] / "results" / folder / "suite.json").read_text())
+        target = meta["suite"]["extra_report"]
+        module, _, attr = current_path(target).partition(":")
+        import importlib
+
+        assert callable(getattr(importlib.import_module(module), attr))
