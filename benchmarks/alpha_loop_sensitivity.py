@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from llmopt.papers.jaillet.suites import LMSYS_TRACE
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
 from llmopt.engine.discrete import EvictionLoopError
+from llmopt.papers.jaillet.suites import LMSYS_TRACE
 from llmopt.policies.protection import AlphaProtection
 from llmopt.workloads.traces import Trace, load_trace, sample_instance
 from llmopt.workloads.traces.data import data_dir

@@ -111,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for label, path, policy in instances(Path(tmp)):
-            work_s = _best(lambda: work(path, policy), args.repeat)
-            cli_s = _best(lambda: _run([*cli, "simulate", str(path), "--policy", policy, "--json"]), args.repeat)
+            work_s = _best(lambda p=path, q=policy: work(p, q), args.repeat)
+            command = [*cli, "simulate", str(path), "--policy", policy, "--json"]
+            cli_s = _best(lambda c=command: _run(c), args.repeat)
             rows.append({"instance": label, "policy": policy, "work_s": work_s, "cli_s": cli_s,
                          "ratio": cli_s / work_s})
             print(f"{label}: work {work_s:.2f} s, CLI {cli_s:.2f} s, ratio {cli_s / work_s:.2f}", flush=True)
@@ -120,12 +121,22 @@ def main(argv: list[str] | None = None) -> int:
     import_s = _best(lambda: _run([sys.executable, "-c", "import llmopt"]), args.repeat)
     python_s = _best(lambda: _run([sys.executable, "-c", "pass"]), args.repeat)
     heavy = heavy_modules_of("llmopt.cli.main")
+    # where a command's start-up goes: each a fresh process importing what a `simulate` run imports
+    parts = {what: _best(lambda c=code: _run([sys.executable, "-c", c]), args.repeat) for what, code in [
+        ("typer (+ click, rich)", "import typer, rich.table"),
+        ("typer's pydantic coercion layer", "import typer, rich.table, typer._adapters"),
+        ("numpy", "import numpy"),
+        ("the llmopt CLI module", "import llmopt.cli.main"),
+        ("everything `simulate` imports", "import llmopt.cli.main, typer._adapters, llmopt.verify.checker, "
+                                          "llmopt.engine.discrete, llmopt.policies"),
+    ]}
     print(f"llmopt --help {help_s:.2f} s; import llmopt {import_s:.2f} s; bare python {python_s:.2f} s; "
           f"heavy modules loaded by llmopt.cli.main: {heavy or 'none'}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"python": platform.python_version(), "platform": platform.platform(), "repeat": args.repeat,
-                "help_s": help_s, "import_s": import_s, "python_s": python_s, "heavy_modules": heavy}
+                "help_s": help_s, "import_s": import_s, "python_s": python_s, "heavy_modules": heavy,
+                "import_parts_s": parts}
         (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
         lines = ["# Command-line start-up vs the simulation it runs", "",
                  "`python benchmarks/cli_startup.py --out results/cli_startup` "
@@ -140,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", f"- `llmopt --help`: {help_s:.2f} s wall; `python -c \"import llmopt\"`: {import_s:.2f} s; "
                   f"a bare `python -c pass`: {python_s:.2f} s.",
                   f"- Heavy packages loaded by `import llmopt.cli.main`: {', '.join(heavy) or 'none'} "
-                  f"(checked: {', '.join(HEAVY)}).", ""]
+                  f"(checked: {', '.join(HEAVY)}).", "",
+                  "Start-up parts (wall time of a fresh `python -c \"import ...\"`, bare Python included):", "",
+                  "| imports | s |", "|---|---:|"]
+        lines += [f"| {what} | {t:.2f} |" for what, t in parts.items()]
+        lines += [""]
         (args.out / "README.md").write_text("\n".join(lines))
     return 0
 

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llmopt.papers.jaillet.suites import J52_POLICIES, LMSYS_TRACE
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
 from llmopt.engine.discrete import EvictionLoopError
+from llmopt.papers.jaillet.suites import J52_POLICIES, LMSYS_TRACE
 from llmopt.policies import make_policy_spec
 from llmopt.verify.timed import check_timed_schedule
 from llmopt.workloads.traces.data import data_dir, trace_workload

@@ -13,7 +13,7 @@ It is J's IP with every ``a_i = 0``, term for term: (4) = (1) (``−a_i = 0``), 
 are W's point and J's IP already carries them. So on an instance with all arrivals at 0
 both formulations have the same optimum, OPT of DESIGN §1 (a request starting at ``k``
 holds ``s_i + t − k`` tokens at ``t = k+1 … k+o_i`` and peaks at ``s_i + o_i`` when it
-completes), and the same LP value over the same windows: ``tests/test_wang_ip.py`` checks
+completes), and the same LP value over the same windows: ``tests/formulations/test_wang_ip.py`` checks
 both against exhaustive search.
 
 It is **not** J0's App. B.1 IP (DIGEST §1.5): that one indexes memory by the *batch* in

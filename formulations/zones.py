@@ -35,18 +35,18 @@ The requirements on ``Z_h`` are what the two cases use: ``p_i >= h`` makes ``a_i
 ``p_j >= M − h`` makes case 2's lag non-negative, ``s_i <= h`` makes case 1 hold. (Dropping
 ``p >= max(h, M − h)``, e.g. ``h = M/2 − 6`` with two requests of peak ``M/2`` that can complete
 together, gives rows that cut off feasible schedules; an early experiment with such rows produced
-a "bound" above a verified schedule, which is what the tests in ``tests/test_zones.py`` guard.)
+a "bound" above a verified schedule, which is what the tests in ``tests/formulations/test_zones.py`` guard.)
 
 Dominance. Adding valid rows to the LP can only raise its optimum, so the LP with zone rows is
 ``>=`` ``lp`` over the same windows. It reaches exact OPT where the large requests can only run one
 after another: ``n`` requests ``(s, o) = (1, M − 1)`` at 0 have, with ``h = ⌈M/2⌉``, zones of
 length ``a + b = (M − h) + (h − 1) = o`` each, so the zone rows are the time-indexed rows of a single
 machine; on such instances the stage returns OPT ``= o·n(n+1)/2`` where ``lp`` is about half of it
-(``tests/test_zones.py``).
+(``tests/formulations/test_zones.py``).
 What it measures on the J §5.1 instances is in ``results/zone_bound/README.md``.
 
 The checker (:func:`llmopt.verify.checker.check_zone_certificate`) derives the zones again from the
-instance alone; :func:`peak_zones` here is the provider's copy, and ``tests/test_zones.py`` checks
+instance alone; :func:`peak_zones` here is the provider's copy, and ``tests/formulations/test_zones.py`` checks
 that the two agree.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmopt.model.registry import Registry
-from llmopt.solvers.base import Capability
+from llmopt.solvers.capability import Capability
 
 __all__ = ["SOLVERS", "DEFAULT_SOLVER", "PREFERENCE", "Capability", "get_solver", "solver_status", "pick_solver",
            "solver_versions"]

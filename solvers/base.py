@@ -9,7 +9,6 @@ by name. Per-solver tuning (options, presolve rules) lives in each adapter.
 
 from __future__ import annotations
 
-import enum
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable
@@ -20,6 +19,7 @@ import numpy as np
 
 from llmopt.model.canonical import CanonicalModel
 from llmopt.model.result import SolveResult, SolveStatus
+from llmopt.solvers.capability import Capability
 
 __all__ = [
     "Capability",
@@ -33,26 +33,6 @@ __all__ = [
 
 #: Receives one human-readable progress line (e.g. ``"IP 12 s: incumbent 6144, bound 4165"``).
 Progress = Callable[[str], None]
-
-
-class Capability(str, enum.Enum):
-    """What a solver adapter can do."""
-
-    MIP = "mip"
-    """Solves models with integer columns (and reports a proven bound)."""
-    LP_DUALS = "lp_duals"
-    """Returns row duals of an optimal LP (HiGHS sign convention)."""
-    WARM_START = "warm_start"
-    """Accepts a feasible primal vector as a MIP start."""
-    TIME_LIMIT = "time_limit"
-    """Honours a wall-clock time limit."""
-    THREADS = "threads"
-    """Honours a thread count."""
-    INTERRUPT = "interrupt"
-    """Stops within about a second on Ctrl-C and returns what it has (status ``interrupted``)."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

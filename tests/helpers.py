@@ -71,6 +71,52 @@ def theorem41_instance(M: int) -> Instance:
     return Instance.from_tuples(M, [(0, 1, M - 1)] + [(r, 1, 1)] * (M // 2), name=f"thm41/M={M}")
 
 
+def exhaustive_opt(instance: Instance, upper_bound_tel: int) -> tuple[int, dict[str, int]]:
+    """Minimum TEL over all feasible schedules, by branch and bound over start times.
+
+    Soundness of the search space is argued in ``tests/formulations/test_ip_exhaustive.py``.
+
+    ``upper_bound_tel`` must be the TEL of some feasible schedule (it bounds every wait).
+    """
+    reqs = instance.requests
+    W = upper_bound_tel - instance.total_output
+    assert W >= 0
+    horizon = max(r.arrival for r in reqs) + W + max(r.output for r in reqs) + 1
+    usage = [0] * (horizon + 1)
+    M = instance.M
+    # big requests first: they prune the most
+    order = sorted(range(len(reqs)), key=lambda i: (-(reqs[i].prompt + reqs[i].output), reqs[i].arrival, i))
+    best = [W + 1]
+    best_starts: list[dict[str, int] | None] = [None]
+    current: dict[str, int] = {}
+
+    def rec(depth: int, waited: int) -> None:
+        if depth == len(order):
+            best[0] = waited
+            best_starts[0] = dict(current)
+            return
+        r = reqs[order[depth]]
+        w = 0
+        while waited + w < best[0]:
+            k = r.arrival + w
+            if all(usage[k + j] + r.prompt + j <= M for j in range(1, r.output + 1)):
+                for j in range(1, r.output + 1):
+                    usage[k + j] += r.prompt + j
+                current[r.id] = k
+                rec(depth + 1, waited + w)
+                del current[r.id]
+                for j in range(1, r.output + 1):
+                    usage[k + j] -= r.prompt + j
+            w += 1
+
+    rec(0, 0)
+    assert best_starts[0] is not None, "no schedule within the upper bound: the bound's schedule is infeasible"
+    starts = best_starts[0]
+    assert is_feasible(instance, starts)
+    assert tel_of(instance, starts) == instance.total_output + best[0]
+    return instance.total_output + best[0], starts
+
+
 def fake_solver(name: str, capabilities: frozenset, status: str = "time_limit", bound: float | None = None) -> type:
     """A solver adapter class that is always available and answers every model with ``status``, no
     point and ``bound`` (for tests of what the pipeline does with what solvers claim)."""

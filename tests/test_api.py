@@ -20,8 +20,7 @@ import sys
 import warnings
 
 import pytest
-from helpers import random_tiny_instance
-from test_ip_exhaustive import exhaustive_opt
+from helpers import exhaustive_opt, random_tiny_instance
 
 import llmopt
 from llmopt.engine.continuous import simulate_continuous
@@ -47,6 +46,23 @@ def test_import_llmopt_loads_nothing_heavy():
 
 def test_the_cli_entry_point_loads_no_solver_scipy_pandas_or_plotting():
     assert _loaded("import llmopt.cli.main") & set(HEAVY) == set()
+
+
+def test_cli_start_up_with_no_plug_ins_imports_no_registry_module_nor_numpy():
+    """What every command pays before its work: the CLI module, the plug-in scan (no plug-in is
+    installed here, so no registry's module is imported) and ``--help``. Breakage caught: importing
+    every registry in ``load_plugins`` (pulls formulations → NumPy); ``SolveResult`` importing NumPy
+    at module level; ``solvers/__init__`` importing ``solvers.base`` for ``Capability``."""
+    from llmopt.bench.plugins import REGISTRY_TABLE
+
+    code = ("import llmopt.cli.main; from llmopt.bench.plugins import load_plugins; "
+            "assert all(v == [] for v in load_plugins().values())")
+    out = subprocess.run([sys.executable, "-c", code + "; import sys, json; print(json.dumps(sorted(sys.modules)))"],
+                         check=True, capture_output=True, text=True).stdout
+    modules = set(json.loads(out.splitlines()[-1]))
+    assert "numpy" not in modules
+    heavy_registries = {m for m, _, _ in REGISTRY_TABLE.values()} - {"llmopt.bench.kinds", "llmopt.solvers"}
+    assert modules & heavy_registries == set()
 
 
 def test_api_names_resolve_and_are_documented():

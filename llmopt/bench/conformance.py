@@ -8,6 +8,7 @@ test suite runs it over every built-in and installed registry entry.
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -463,6 +464,61 @@ def check_task_kind(name: str) -> list[str]:
     return problems
 
 
+def check_cost_model(name: str) -> list[str]:
+    """Cost model ``name`` (default parameters) builds a :class:`~llmopt.engine.cost_model.CostModel`
+    whose batch time is finite, positive, the same on a second call, and does not drop when a
+    batch gains a prompt token, a decode request or decode context."""
+    from llmopt.engine.cost_model import make_cost_model
+    from llmopt.model.batch import BatchShape
+
+    where = f"cost model {name!r}"
+    try:
+        model = make_cost_model(name)
+    except Exception as exc:
+        return [f"{where}: does not build with default parameters ({type(exc).__name__}: {exc})"]
+    shapes = [BatchShape.of(prompts, contexts) for prompts, contexts in
+              [((1,), ()), ((500,), ()), ((), (10,)), ((200, 300), (1000, 2000)), ((), (4000,) * 64)]]
+    problems = []
+    for shape in shapes:
+        t = model.batch_time(shape)
+        if not (isinstance(t, float | int) and math.isfinite(t) and t > 0):
+            problems.append(f"{where}: batch time {t!r} for {shape} is not a finite positive number")
+            continue
+        if model.batch_time(shape) != t:
+            problems.append(f"{where}: batch time for {shape} differs between two calls")
+        grown = [replace(shape, prefill_tokens=shape.prefill_tokens + 1,
+                                     prefill_tokens_sq=shape.prefill_tokens_sq + 2 * shape.prefill_tokens + 1)
+                 if shape.prefill_requests else shape,
+                 replace(shape, decode_requests=shape.decode_requests + 1,
+                                     decode_context=shape.decode_context + 100),
+                 replace(shape, decode_context=shape.decode_context + 100)
+                 if shape.decode_requests else shape]
+        for g in grown:
+            if model.batch_time(g) < t:
+                problems.append(f"{where}: batch time drops from {shape} to the larger {g}")
+    return problems
+
+
+def check_trace_format(name: str) -> list[str]:
+    """Trace format ``name`` resolves to a loader callable as ``loader(path, *, M=None, on_bad_row=...)``."""
+    from llmopt.workloads.traces.formats import TRACE_FORMATS
+
+    where = f"trace format {name!r}"
+    try:
+        loader = TRACE_FORMATS.get(name)
+    except Exception as exc:
+        return [f"{where}: does not resolve ({type(exc).__name__}: {exc})"]
+    if not callable(loader):
+        return [f"{where}: resolves to {type(loader).__name__}, not a loader"]
+    try:
+        inspect.signature(loader).bind("trace.csv", M=100, on_bad_row="error")
+    except TypeError as exc:
+        return [f"{where}: cannot be called as loader(path, M=..., on_bad_row=...): {exc}"]
+    except ValueError:  # no signature (a builtin): nothing more to check
+        pass
+    return []
+
+
 #: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check.
 CHECKS = {
     "policy": check_policy,
@@ -475,4 +531,6 @@ CHECKS = {
     "upper bound": check_upper_bound,
     "prediction": check_prediction,
     "task kind": check_task_kind,
+    "cost model": check_cost_model,
+    "trace format": check_trace_format,
 }

@@ -2,7 +2,8 @@
 
 Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
 ``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``,
-``llmopt.windows``, ``llmopt.upper_bounds``, ``llmopt.predictions``, ``llmopt.task_kinds``). The group
+``llmopt.windows``, ``llmopt.upper_bounds``, ``llmopt.predictions``, ``llmopt.task_kinds``,
+``llmopt.cost_models``, ``llmopt.trace_formats``). The group
 names are those of the modules before the wings; they stay, so that installed plug-ins keep working.
 Nothing is loaded on import; the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
 harness's worker processes call it too, so plug-in names resolve there as well.
@@ -15,29 +16,45 @@ A package declares, in its ``pyproject.toml``::
 
 from __future__ import annotations
 
+import importlib
+from importlib.metadata import distributions
+
 from llmopt.model.registry import Registry, RegistryError
 
-__all__ = ["registries", "load_plugins"]
+__all__ = ["REGISTRY_TABLE", "registries", "load_plugins"]
 
 _loaded = False
 
 
-def registries() -> dict[str, Registry]:
-    """Every registry of the package, by kind."""
-    from llmopt.bench.kinds import TASK_KINDS
-    from llmopt.bench.suites import SUITES
-    from llmopt.formulations import FORMULATIONS
-    from llmopt.model.windows import WINDOWS
-    from llmopt.opt.bounds import BOUNDS
-    from llmopt.opt.upper_bounds import UPPER_BOUNDS
-    from llmopt.policies import POLICIES
-    from llmopt.solvers import SOLVERS
-    from llmopt.workloads import WORKLOADS
-    from llmopt.workloads.predictions import PREDICTIONS
+#: kind → (module, attribute, entry-point group) of every registry. A table, not imports, so that
+#: :func:`load_plugins` imports a registry's module only when some installed package has entry
+#: points in its group: with no plug-ins, start-up imports none of them (``llmopt simulate`` does not
+#: pay for the formulations, the bounds and NumPy). ``tests/bench/test_plugins.py`` checks the table
+#: against the registries themselves.
+REGISTRY_TABLE: dict[str, tuple[str, str, str]] = {
+    "policy": ("llmopt.policies", "POLICIES", "llmopt.policies"),
+    "workload": ("llmopt.workloads", "WORKLOADS", "llmopt.workloads"),
+    "solver": ("llmopt.solvers", "SOLVERS", "llmopt.solvers"),
+    "bound": ("llmopt.opt.bounds", "BOUNDS", "llmopt.bounds"),
+    "suite": ("llmopt.bench.suites", "SUITES", "llmopt.suites"),
+    "formulation": ("llmopt.formulations", "FORMULATIONS", "llmopt.formulations"),
+    "task kind": ("llmopt.bench.kinds", "TASK_KINDS", "llmopt.task_kinds"),
+    "windows": ("llmopt.model.windows", "WINDOWS", "llmopt.windows"),
+    "upper bound": ("llmopt.opt.upper_bounds", "UPPER_BOUNDS", "llmopt.upper_bounds"),
+    "prediction": ("llmopt.workloads.predictions", "PREDICTIONS", "llmopt.predictions"),
+    "cost model": ("llmopt.engine.cost_model", "COST_MODELS", "llmopt.cost_models"),
+    "trace format": ("llmopt.workloads.traces.formats", "TRACE_FORMATS", "llmopt.trace_formats"),
+}
 
-    return {"policy": POLICIES, "workload": WORKLOADS, "solver": SOLVERS, "bound": BOUNDS, "suite": SUITES,
-            "formulation": FORMULATIONS, "task kind": TASK_KINDS,
-            "windows": WINDOWS, "upper bound": UPPER_BOUNDS, "prediction": PREDICTIONS}
+
+def _registry(kind: str) -> Registry:
+    module, attr, _ = REGISTRY_TABLE[kind]
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+def registries() -> dict[str, Registry]:
+    """Every registry of the package, by kind (imports every registry's module)."""
+    return {kind: _registry(kind) for kind in REGISTRY_TABLE}
 
 
 def load_plugins() -> dict[str, list[str]]:
@@ -53,10 +70,15 @@ def load_plugins() -> dict[str, list[str]]:
     if _loaded:
         return {}
     _loaded = True  # once only, even if a plug-in fails: a retry would only hit duplicates
-    added, errors = {}, []
-    for kind, reg in registries().items():
+    added: dict[str, list[str]] = {}
+    errors: list[str] = []
+    groups = {ep.group for dist in distributions() for ep in dist.entry_points if ep.group.startswith("llmopt.")}
+    for kind, (_, _, group) in REGISTRY_TABLE.items():
+        if group not in groups:
+            added[kind] = []
+            continue
         try:
-            added[kind] = reg.load_entry_points()
+            added[kind] = _registry(kind).load_entry_points()
         except Exception as exc:
             errors.append(f"{kind}: {exc}")
     if errors:

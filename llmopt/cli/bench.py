@@ -11,16 +11,18 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from llmopt.bench.suites import Suite
 from llmopt.cli.common import check_option, console, die
 from llmopt.model.registry import RegistryError
+
+if TYPE_CHECKING:
+    from llmopt.bench.suites import Suite
 
 __all__ = ["bench_app", "DEFAULT_RUNS_DIR"]
 
@@ -48,6 +50,8 @@ def _read_suite_file(path: Path) -> Suite:
     if isinstance(data, dict) and isinstance(data.get("suite"), dict) and "runs" in data:
         data = data["suite"]  # a results folder's suite.json
     try:
+        from llmopt.bench.suites import Suite
+
         return Suite.from_dict(data)
     except ValueError as exc:
         die(f"{path}: {exc}")
@@ -81,6 +85,8 @@ def _stored_suite(out_dir: Path) -> Suite | None:
 
     try:
         data = json.loads((out_dir / SUITE_FILE).read_text(encoding="utf-8"))
+        from llmopt.bench.suites import Suite
+
         return Suite.from_dict(data["suite"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -22,6 +22,7 @@ Every user-supplied string shown through rich is escaped (request ids such as
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import time
@@ -51,8 +52,13 @@ from llmopt.model.instance import Instance
 from llmopt.model.registry import Registry
 from llmopt.model.result import SolveStatus
 from llmopt.model.timed_instance import TimedInstance
-from llmopt.opt.defaults import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
-from llmopt.opt.defaults import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
+from llmopt.opt.defaults import (
+    DEFAULT_BOUNDS,
+    DEFAULT_CP_SAT_SECONDS,
+    DEFAULT_LNS_ITERATIONS,
+    DEFAULT_MAX_NNZ,
+    DEFAULT_UPPER_BOUNDS,
+)
 from llmopt.solvers import DEFAULT_SOLVER
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
@@ -110,6 +116,9 @@ def main(
     ] = False,
 ) -> None:
     """llmopt: scheduling LLM inference under KV-cache memory limits."""
+    # A command is one short-lived process: the objects made by the imports above live until it
+    # exits, so the cyclic collector need not walk them again and again while the command works.
+    gc.freeze()
     # SIGTERM stops a command the way Ctrl-C does: what was found so far is kept and printed.
     signal.signal(signal.SIGTERM, _sigterm)
     if not no_plugins:

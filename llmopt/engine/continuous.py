@@ -30,31 +30,27 @@ over time included, for plots such as J0 Figure 7).
 Cost per iteration: ``O(1)`` arithmetic for the batch shape and the memory (running
 aggregates ``Σ (s_j − p_j)`` and ``#running``, as in the discrete engine), one call to
 the cost model, and heap operations for the events; the policy's own work happens only
-at events.
+at events. The bookkeeping of steps 1–3 is the engine core's
+(:class:`llmopt.engine.core.Worker`, shared with the discrete engine); this module keeps
+the clock: iterations, seconds, and the batch of step 4.
 """
 
 from __future__ import annotations
 
-import heapq
+import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from llmopt.engine.discrete import (
-    DEFAULT_LOOP_LIMIT,
-    RequestView,
-    SimulationError,
-    StepPolicyAdapter,
-    Visibility,
-    effective_visibility,
-    eviction_loop_error,
-    is_event_policy,
-)
-from llmopt.model.schedule import Eviction, MemoryTrace
-from llmopt.model.timed_instance import TimedInstance
+from llmopt.engine.core import DEFAULT_LOOP_LIMIT, SimulationError, Visibility, Worker
+from llmopt.model.schedule import MemoryTrace
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.model.timed_schedule import TimedSchedule
 
 __all__ = ["simulate_continuous", "batch_time_function"]
+
+_NO_PREFILL = (0, 0, 0)  # the prefill of a batch that starts nothing
 
 
 def batch_time_function(cost_model: Any) -> Any:
@@ -71,6 +67,24 @@ def batch_time_function(cost_model: Any) -> Any:
         return float(cost_model.batch_time(BatchShape(pr, pt, psq, dr, dc)))
 
     return f
+
+
+def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_start: list[float],
+                    b_dur: list[float], complete: bool, w: Worker) -> TimedSchedule:
+    """The :class:`TimedSchedule` of worker ``w`` so far (``complete=False``: a partial one)."""
+    completions: dict[str, float] = {}
+    latencies: dict[str, float] = {}
+    for i in w.completed:  # completing at iteration c is completing at the end of the batch of iteration c − 1
+        r, c = reqs[i], w.ends[i] - 1
+        completions[r.id] = end = b_start[c] + b_dur[c]
+        latencies[r.id] = end - r.arrival
+    return TimedSchedule(
+        policy=name, cost_model=cost_name, M=w.M,
+        starts={r.id: w.starts[i] for i, r in enumerate(reqs) if r.id in completions},
+        evictions=tuple(w.evictions), completions=completions, latencies=latencies,
+        batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
+        memory=MemoryTrace(0, w.runs), complete=complete,
+    )
 
 
 def simulate_continuous(
@@ -113,141 +127,63 @@ def simulate_continuous(
     EvictionLoopError
         If the loop guard stops the run (``.partial`` is the partial :class:`TimedSchedule`).
     """
-    engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
     name = policy.name
     cost_name = str(getattr(cost_model, "name", type(cost_model).__name__))
     batch_time = batch_time_function(cost_model)
     reqs = instance.requests
     n, M = len(reqs), instance.M
-    order = sorted(range(n), key=lambda i: (reqs[i].arrival, i))
+    order = sorted(range(n), key=[r.arrival for r in reqs].__getitem__)  # stable: ties by position
+    arrivals = [reqs[i].arrival for i in order]
     if max_iterations is None:
         max_iterations = 10 * instance.total_output + 1000
-    if hasattr(engine, "reset"):
-        engine.reset(M)
-    on_arrival = engine.on_arrival
-    on_complete = getattr(engine, "on_complete", None)
-    decide = engine.decide
-    show = effective_visibility(policy, visibility) is Visibility.FULL
-    index = {r.id: i for i, r in enumerate(reqs)}
-
-    views: list[RequestView | None] = [None] * n
-    waiting: set[int] = set()
-    running: dict[int, int] = {}  # position -> start iteration of its current run
-    completions_heap: list[tuple[int, int]] = []  # (completion iteration, position); stale after an eviction
-    base = 0  # Σ_running (s_j − p_j): usage after iteration k is base + (k + 1)·#running
-    starts: list[int] = [0] * n
-    done_at: dict[str, float] = {}
-    latency: dict[str, float] = {}
-    evictions: list[Eviction] = []
-    runs: list[tuple[int, int, int]] = []
     b_start: list[float] = []
     b_dur: list[float] = []
-    done = nxt = 0
-    since_completion = 0
+    now = arrivals[0] if n else 0.0
+    # a partial, not a closure: closing over the loop's variables would make them (slower) cells
+    record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur)
+    w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="iteration",
+               partial=functools.partial(record, False))
+    heap, running, waiting = w.heap, w.running, w.waiting
+    complete, arrive_due, decide, prefill = w.complete, w.arrive_due, w.decide, w.prefill
     wake: int | None = None
-    k = 0
-    now = reqs[order[0]].arrival if n else 0.0
+    k = nxt = 0
 
-    def record(complete: bool) -> TimedSchedule:
-        return TimedSchedule(
-            policy=name, cost_model=cost_name, M=M,
-            starts={reqs[i].id: starts[i] for i in range(n) if reqs[i].id in done_at},
-            evictions=tuple(evictions), completions=dict(done_at), latencies=dict(latency),
-            batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
-            memory=MemoryTrace(0, runs), complete=complete,
-        )
-
-    while done < n:
-        event = False
+    while True:  # not `while cond`: CPython 3.11 specialises a running loop only on an unconditional back jump
         # 1. completions: the batch of iteration k − 1 produced their last token
-        while completions_heap and completions_heap[0][0] == k:
-            _, i = heapq.heappop(completions_heap)
-            r = reqs[i]
-            p = running.get(i)
-            if p is None or p + r.output != k:
-                continue  # a run that was evicted
-            del running[i]
-            base -= r.prompt - p
-            starts[i] = p
-            done_at[r.id] = now
-            latency[r.id] = now - r.arrival
-            runs.append((p, k, r.prompt))
-            done += 1
-            since_completion = 0
-            event = True
-            view = views[i]
-            assert view is not None
-            view._output = r.output
-            if on_complete is not None:
-                on_complete(k, view)
-        if done == n:
+        event = False
+        if heap and heap[0][0] == k:
+            event = complete(k) > 0
+        if w.done == n:
             break
         # 2. arrivals by now (an idle worker first jumps to the next arrival)
-        if not running and not waiting and nxt < n and reqs[order[nxt]].arrival > now:
-            now = reqs[order[nxt]].arrival
-        while nxt < n and reqs[order[nxt]].arrival <= now:
-            i = order[nxt]
-            r = reqs[i]
-            view = RequestView(r.id, r.arrival, r.prompt, i,  # type: ignore[arg-type]
-                               r.output if show else None, r.lower, r.upper)
-            views[i] = view
-            waiting.add(i)
-            nxt += 1
-            event = True
-            on_arrival(k, view)
+        if nxt < n:
+            if not running and not waiting and arrivals[nxt] > now:
+                now = arrivals[nxt]
+            if arrivals[nxt] <= now:
+                nxt = arrive_due(k, order, nxt, now)
+                event = True
         # 3. the policy decides
-        new_n = new_tokens = new_sq = 0
         if event or (wake is not None and wake <= k):
-            d = decide(k)
-            for rid in d.evict:
-                i = index.get(rid, -1)
-                if i not in running:
-                    raise SimulationError(f"iteration {k}: policy {name!r} evicts {rid!r}, which is not running")
-                p = running.pop(i)
-                base -= reqs[i].prompt - p
-                evictions.append(Eviction(k, rid, k - p))
-                runs.append((p, k, reqs[i].prompt))
-                waiting.add(i)
-            since_completion += len(d.evict)
-            if since_completion > loop_limit:
-                raise eviction_loop_error(f"iteration {k} (t = {now:.3f} s)", name, f"{since_completion} evictions "
-                                          f"with no completion (limit {loop_limit})", t=k, evictions=evictions,
-                                          done=done, n=n, partial=record(False))
-            dec_n = len(running)
-            dec_ctx = base + k * dec_n
-            for rid in d.start:
-                i = index.get(rid, -1)
-                if i not in waiting:
-                    raise SimulationError(f"iteration {k}: policy {name!r} starts {rid!r}, which is not waiting")
-                waiting.remove(i)
-                running[i] = k
-                s = reqs[i].prompt
-                base += s - k
-                new_n += 1
-                new_tokens += s
-                new_sq += s * s
-                heapq.heappush(completions_heap, (k + reqs[i].output, i))
-            wake = d.wake_at
-            if wake is not None and wake <= k:
-                raise SimulationError(f"iteration {k}: policy {name!r} asks to be woken at {wake}, "
-                                      f"which is not after {k}")
+            wake = decide(k, now)
+            new_n, new_tokens, new_sq = prefill() if w.started else _NO_PREFILL
         else:
-            dec_n = len(running)
-            dec_ctx = base + k * dec_n
-        # 4. the batch
+            new_n = new_tokens = new_sq = 0
+        # 4. the batch: the prefills, and one decode token for every request that ran before
         count = len(running)
         if not count:
             if nxt < n:
-                now = max(now, reqs[order[nxt]].arrival)  # idle until the next arrival
+                now = max(now, arrivals[nxt])  # idle until the next arrival
                 continue
             raise SimulationError(
                 f"iteration {k}: policy {name!r} made no progress: {len(waiting)} request(s) wait, nothing runs "
                 "and no request is left to arrive"
             )
+        base = w.base
         if base + (k + 1) * count > M:
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: "
                                   f"{base + (k + 1) * count} > M = {M} after the batch")
-        dur = batch_time(new_n, new_tokens, new_sq, dec_n, dec_ctx)
+        # decode context: base − new_tokens + k·count = Σ_decoding (s_j + k − p_j), as base counts the new runs too
+        dur = batch_time(new_n, new_tokens, new_sq, count - new_n, base - new_tokens + k * count)
         if not dur > 0:
             raise SimulationError(f"iteration {k}: cost model {cost_name!r} gives batch time {dur!r}")
         b_start.append(now)
@@ -255,10 +191,9 @@ def simulate_continuous(
         now += dur
         k += 1
         if k > max_iterations:
-            if since_completion:
-                raise eviction_loop_error(f"iteration {k}", name, f"{k} iterations (the cap) with {since_completion} "
-                                          "evictions since the last completion", t=k, evictions=evictions,
-                                          done=done, n=n, partial=record(False))
+            if w.since_completion:
+                raise w.loop_error(k, f"iteration {k}", f"{k} iterations (the cap) with {w.since_completion} "
+                                   "evictions since the last completion", partial=record(False, w))
             raise SimulationError(f"policy {name!r} made no progress by iteration {max_iterations}")
 
-    return record(True)
+    return record(True, w)

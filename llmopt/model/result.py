@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: the CLI imports SolveStatus and should not pay for NumPy
+    import numpy as np
 
 __all__ = ["SolveStatus", "SolveResult"]
 

@@ -437,7 +437,8 @@ def zone_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     def build(inst: Instance, windows: StartWindows) -> CanonicalModel:
         return _without_column_bounds(with_zone_rows(formulate(inst, windows), inst, split).relax())
 
-    solved = _solve_lp("zone-lp", instance, ctx, build, Capability.LP_DUALS, estimate=lambda inst, w: zone_model_size(inst, estimate_size(inst, w)))
+    solved = _solve_lp("zone-lp", instance, ctx, build, Capability.LP_DUALS,
+                       estimate=lambda inst, w: zone_model_size(inst, estimate_size(inst, w)))
     if isinstance(solved, BoundResult):
         return solved
     model, res, solver = solved

@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from llmopt.model.instance import Instance
-from llmopt.opt.defaults import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
 from llmopt.model.registry import Registry, RegistryError
 from llmopt.model.schedule import Schedule
+from llmopt.opt.defaults import DEFAULT_CP_SAT_SECONDS, DEFAULT_LNS_ITERATIONS, DEFAULT_UPPER_BOUNDS
 
 __all__ = ["SearchContext", "UPPER_BOUNDS", "find_schedule", "local_search_stage", "best_verified",
            "DEFAULT_UPPER_BOUNDS", "DEFAULT_LNS_ITERATIONS", "DEFAULT_CP_SAT_SECONDS"]

@@ -13,7 +13,7 @@ from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, WorkloadSpec
 from llmopt.papers.wang.report import FIG8_CLAIMS, figure8_frame
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
                                 reason=f"staged trace data not found at {DATA} (shared/data is not in the repository)")
 

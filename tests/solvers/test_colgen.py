@@ -12,8 +12,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import random_tiny_instance
-from test_ip_exhaustive import exhaustive_opt
+from helpers import exhaustive_opt, random_tiny_instance
 
 from llmopt.engine.discrete import RequestView, simulate
 from llmopt.formulations.hindsight_ip import formulate

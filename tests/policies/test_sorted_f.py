@@ -3,7 +3,7 @@
 The references here are independent of the module: a literal transcription of W
 Algorithms 4 and 5 in plain Python, subset enumeration written out in the tests, an
 integer programme solved by HiGHS (``scipy.optimize.milp``), the checker, and the
-exhaustive OPT search of ``tests/test_ip_exhaustive.py``.
+exhaustive OPT search of ``tests/formulations/test_ip_exhaustive.py``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from helpers import is_feasible
+from helpers import exhaustive_opt, is_feasible
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
-from test_ip_exhaustive import exhaustive_opt
 
 from llmopt.engine.discrete import RequestView, simulate
 from llmopt.model.instance import Instance

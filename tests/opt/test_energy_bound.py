@@ -50,10 +50,9 @@ import random
 from dataclasses import replace
 
 import pytest
-from helpers import is_feasible, random_tiny_instance, tel_of
+from helpers import exhaustive_opt, is_feasible, random_tiny_instance, tel_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ip_exhaustive import exhaustive_opt
 
 from llmopt.bench.conformance import check_bound
 from llmopt.engine.discrete import simulate

@@ -36,8 +36,8 @@ from llmopt.engine.cost_model import (
 )
 from llmopt.model.registry import RegistryError
 
-REPO = Path(__file__).resolve().parents[1]
-PROFILES = Path(__file__).resolve().parents[2] / "shared" / "data" / "profiles"
+REPO = Path(__file__).resolve().parents[2]
+PROFILES = Path(__file__).resolve().parents[3] / "shared" / "data" / "profiles"
 SPLITWISE = PROFILES / "splitwise-sim" / "perf_model.csv"
 needs_data = pytest.mark.skipif(
     not (SPLITWISE.is_file() and (PROFILES / "vidur").is_dir()),

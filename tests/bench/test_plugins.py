@@ -17,7 +17,7 @@ import pytest
 
 from llmopt.model.instance import save_instance
 
-PLUGIN = Path(__file__).resolve().parent / "plugin_pkg"
+PLUGIN = Path(__file__).resolve().parents[1] / "plugin_pkg"
 ENTRY_POINTS = """[llmopt.opt.bounds]
 uniform-lambda = llmopt_test_plugin.bound:uniform_lambda_bound
 
@@ -68,6 +68,17 @@ def _llmopt(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess
 def _ok(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc.stdout
+
+
+def test_the_registry_table_names_each_registry_and_its_group() -> None:
+    """``load_plugins`` reads groups from the table without importing the registries: a wrong
+    group there would silently skip a plug-in. Breakage caught: a group typed ``llmopt.bound``."""
+    from llmopt.bench.plugins import REGISTRY_TABLE, registries
+
+    regs = registries()
+    assert set(regs) == set(REGISTRY_TABLE)
+    for kind, reg in regs.items():
+        assert (reg.kind, reg.group) == (kind, REGISTRY_TABLE[kind][2])
 
 
 def test_plugin_is_not_visible_without_installing_it() -> None:

@@ -10,7 +10,7 @@ What is checked, per bound stage:
    a common non-zero arrival for ``wang-relax-lp``, instances where several bounds are tight) —
    the stage's value, run through :func:`llmopt.opt.bounds.run_bound` with FCFS's schedule as the
    upper-bound schedule, is at most the optimum of the exhaustive search of
-   ``test_ip_exhaustive.exhaustive_opt`` (which shares no code with the bounds), and is
+   ``helpers.exhaustive_opt`` (which shares no code with the bounds), and is
    ``verified`` with a certificate. A stage may decline an instance of the wrong shape (``value``
    ``None``), but must not fail on one (``run_bound``'s ``failed: ...``, e.g. a certificate its own
    checker rejects). Each stage must give a value on at least one instance (a stage that silently
@@ -28,9 +28,9 @@ What is checked, per bound stage:
    ``λ = 0``) — a small ``λ`` slipped into the empty certificate on its way to the checker;
    ``energy`` — the claimed value + 1, and a non-SRPT order; ``zone-lp`` — the largest zone
    multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.opt.bounds.zone_multipliers`
-   (``tests/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
+   (``tests/formulations/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
    negative and a non-finite ``λ``, and the energy checker a claim above its value
-   (cross-reference to ``tests/test_energy_bound.py``, which tests the energy certificate in depth).
+   (cross-reference to ``tests/opt/test_energy_bound.py``, which tests the energy certificate in depth).
 
 Breakages tried by hand (each applied by a throw-away pytest plugin that re-compiled one function
 of the package from its source with the edit, in memory, at start-up; no file of the package was
@@ -75,8 +75,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
-from helpers import random_tiny_instance
-from test_ip_exhaustive import exhaustive_opt
+from helpers import exhaustive_opt, random_tiny_instance
 
 import llmopt.opt.bounds as bounds_mod
 from llmopt.engine.discrete import simulate
@@ -337,7 +336,7 @@ def test_checker_rejects_non_finite_lambda(bad):
 
 
 def test_energy_checker_rejects_a_claim_above_its_value():
-    """Cross-reference: ``tests/test_energy_bound.py`` tests corrupted energy certificates in depth."""
+    """Cross-reference: ``tests/opt/test_energy_bound.py`` tests corrupted energy certificates in depth."""
     inst = Instance.from_tuples(10, list(ENERGY))
     cert = bounds_mod.energy_certificate(inst)
     assert check_energy_certificate(inst, cert.order, cert.value) == cert.value

@@ -10,8 +10,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import is_feasible, random_tiny_instance, tel_of
-from test_ip_exhaustive import exhaustive_opt
+from helpers import exhaustive_opt, is_feasible, random_tiny_instance, tel_of
 
 from llmopt.engine.discrete import simulate
 from llmopt.formulations import make_formulation

@@ -208,7 +208,7 @@ def test_a_solver_bound_is_used_only_over_windows_the_checker_accepts(fake_stage
 
 def test_a_bound_that_meets_the_best_schedule_skips_the_ip(monkeypatch):
     """The bound stages run before the IP: when one proves the best schedule optimal (``zone-lp`` on
-    J AM1 n = 6, M = 40, exhaustive OPT 240 in ``tests/test_zones.py``) no model is built; when none
+    J AM1 n = 6, M = 40, exhaustive OPT 240 in ``tests/formulations/test_zones.py``) no model is built; when none
     does (``lp`` alone is below 200 there), the IP runs and proves it."""
     from llmopt.solvers.highs import HighsSolver
 

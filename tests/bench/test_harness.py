@@ -20,7 +20,7 @@ from llmopt.bench.tasks import TIMING_FIELDS, run_task
 from llmopt.cli.main import app
 
 runner = CliRunner()
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(suite: Suite, out: Path, **kw) -> list[dict]:
@@ -261,7 +261,7 @@ def test_progress_lines_without_a_terminal(tmp_path: Path) -> None:
 # --- reports of older results ------------------------------------------------------------------------
 
 
-LEGACY = Path(__file__).resolve().parent / "data" / "legacy_jaillet_synthetic"
+LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy_jaillet_synthetic"
 
 
 def test_results_of_the_pre_pipeline_format_still_report_and_resume(tmp_path: Path) -> None:

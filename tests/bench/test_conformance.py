@@ -15,7 +15,7 @@ REG = registries()
 
 
 CHECKS = conformance.CHECKS
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def test_every_registry_has_a_check():
@@ -47,6 +47,26 @@ def test_broken_policy_is_reported():
     finally:
         POLICIES.unregister("greedy-bad")
     assert any("SimulationError" in p for p in problems)
+
+
+class _ShrinkingCost:
+    """Cheaper with more decode requests: must be caught."""
+
+    name = "shrinking"
+
+    def batch_time(self, shape):
+        return 1.0 / (1 + shape.decode_requests)
+
+
+def test_a_cost_model_that_gets_cheaper_as_the_batch_grows_is_reported():
+    from llmopt.engine.cost_model import COST_MODELS
+
+    COST_MODELS.register("shrinking", _ShrinkingCost)
+    try:
+        problems = conformance.check_cost_model("shrinking")
+    finally:
+        COST_MODELS.unregister("shrinking")
+    assert any("drops" in p for p in problems)
 
 
 def test_duplicate_registration_is_an_error():

@@ -41,7 +41,7 @@ from llmopt.papers.chen.lmsys_report import (
 )
 from llmopt.papers.chen.lmsys_study import claims_by_m
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
                                 reason=f"staged trace data not found at {DATA} (shared/data is not in the repository)")
 

@@ -12,11 +12,11 @@ from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
 from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
-from llmopt.papers.jaillet.suites import J52_POLICIES
 from llmopt.bench.trace_report import smallest_loop_free_alpha, trace_summary
 from llmopt.cli.main import app
+from llmopt.papers.jaillet.suites import J52_POLICIES
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),
                                 reason=f"staged trace data not found at {DATA} (shared/data is not in the repository)")
 runner = CliRunner()

@@ -33,10 +33,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import memory_profile, random_tiny_instance, tel_of
+from helpers import exhaustive_opt, memory_profile, random_tiny_instance, tel_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_ip_exhaustive import exhaustive_opt
 
 from llmopt.engine.discrete import simulate
 from llmopt.model.instance import Instance

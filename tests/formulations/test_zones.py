@@ -8,9 +8,9 @@ What is checked:
    (:func:`llmopt.formulations.zones.peak_zones`) and for the checker's (:func:`llmopt.verify.checker.certified_zones`),
    which must also be equal. Including exhaustive-OPT schedules (the tight ones).
 2. **The bound, against exhaustive OPT.** On random tiny instances ``zone-lp <= OPT`` (exhaustive
-   search of ``test_ip_exhaustive``), it is verified by the checker, it is ``>= lp`` up to the
+   search of ``helpers.exhaustive_opt``), it is verified by the checker, it is ``>= lp`` up to the
    agreement tolerance, and it is strictly above ``lp`` on a good share of them (else the rows
-   would do nothing and the test would prove little). ``tests/test_all_bounds.py`` runs it on its
+   would do nothing and the test would prove little). ``tests/opt/test_all_bounds.py`` runs it on its
    24 instances and corrupts its certificate as well.
 3. **Known optimum.** ``n`` requests ``(s, o) = (1, M − 1)`` at 0 can only run one after another:
    OPT ``= o·n(n+1)/2``; ``zone-lp`` returns it, ``lp`` stays below. On J's AM1 generator at
@@ -44,9 +44,9 @@ import math
 
 import numpy as np
 import pytest
+from helpers import exhaustive_opt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_ip_exhaustive import exhaustive_opt
 
 from llmopt.engine.discrete import simulate
 from llmopt.formulations.zones import default_split, peak_zones

@@ -29,7 +29,7 @@ from llmopt.workloads.traces import (
 
 runner = CliRunner()
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 TRACES = DATA / "traces"
 needs_data = pytest.mark.skipif(not TRACES.is_dir(), reason=f"staged trace data not found at {TRACES}")
 

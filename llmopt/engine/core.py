@@ -1,0 +1,616 @@
+"""The engine core: one worker's requests, running set, evictions and loop guard (DESIGN §1–§3).
+
+Both clocks — :func:`llmopt.engine.discrete.simulate` (steps, jumping from event to event)
+and :func:`llmopt.engine.continuous.simulate_continuous` (iterations timed by a cost
+model) — run the same bookkeeping. It lives here, once, in :class:`Worker`:
+
+* the policy set-up: a step policy is wrapped in :class:`StepPolicyAdapter`, ``reset(M)``
+  is called, and the information model (:func:`effective_visibility`) decides whether the
+  :class:`RequestView` a policy gets shows ``o_i`` before completion;
+* the state: the waiting set, the running dict ``position → start``, the completion heap
+  (stale entries of evicted runs stay in it until they reach its top), the aggregate
+  ``base = Σ_running (s_j − p_j)`` — the usage at clock ``τ`` is ``base + τ·#running``
+  while the running set stays the same — the evictions, every run (for the memory trace)
+  and the loop-guard counter;
+* the operations: :meth:`Worker.complete` (reveal ``o_i``, ``on_complete``),
+  :meth:`Worker.arrive` / :meth:`Worker.arrive_due` (a request routed to this worker becomes
+  visible, ``on_arrival``), :meth:`Worker.decide` (ask the policy, apply its
+  :class:`Decision`: evictions and starts with their checks, the loop guard, the ``wake_at``
+  check), :meth:`Worker.prefill` (what the decision put into the batch) and
+  :meth:`Worker.next_completion` (past the stale heap entries).
+
+The clock itself — what time is, when to ask the policy, how the memory is checked up to
+the next event, when to stop — stays in the two loops.
+
+A worker does not own the arrival cursor: requests reach it one by one (:meth:`Worker.arrive`)
+or, for a single-worker run, as a prefix of the arrival order that the caller's cursor walks
+(:meth:`Worker.arrive_due`). Several workers are a parameter, not a third loop: a cluster
+engine holds ``K`` workers — each its own ``M``, running set and clock — and a router that
+calls ``arrive`` on the one a request goes to; request positions stay the instance's.
+
+Speed
+-----
+Every loop over requests runs inside a method, so a clock pays a few method calls per
+event, never one per request, and nothing per continuous-time iteration without an event.
+Two things about CPython 3.11 (the project's interpreter) matter:
+
+* it specialises a function's bytecode once the function has warmed up, and a running loop
+  warms it only through an *unconditional* backward jump, which ``while cond:`` does not
+  end with. A long loop in a function called once — the engines' main loops,
+  :meth:`Worker.arrive_due` when every request arrives at 0 — is therefore written
+  ``while True:`` or ``for``: ``while n:`` left the whole continuous loop unspecialised
+  (20 % more instructions);
+* state on an object costs more than a loop's locals, and a call more than inline code.
+  The discrete engine, whose every loop turn is an event, pays that: about 3 % more
+  instructions, and up to about 9 % more CPU when events are cheap and many (Poisson
+  arrivals); the continuous engine, whose time goes into iterations, does not.
+
+Why two loops, not one
+----------------------
+One loop over a clock strategy (an object with ``arrival_bound`` / ``should_decide`` /
+``advance`` hooks, the discrete and the continuous clock as two such objects) was built
+and measured against two thin loops over :class:`Worker`; both gave identical schedules.
+The continuous engine runs 13 to 100 times more iterations than it has events (n = 10,000:
+260,163 batches for 19,231 events with Poisson arrivals, 275,881 for 2,680 with all at 0),
+and the strategy costs hook calls and attribute reads on every iteration: 15–22 % more
+instructions. The two clocks also differ in more than time (when the policy is asked, the
+idle jump, the memory check over an interval or after a batch, the caps), so two loops of
+about 50 lines each are also the clearer code. Instructions per run (``valgrind
+--tool=callgrind``, deterministic; MC-SF, ``M = 16,492``, ``n = 2,000``, the seeded
+instances of ``benchmarks/engine_core_speed.py``; old = the two loops before this module):
+
+===========================  =======  =================  =================
+MC-SF, n = 2,000             old      two loops (these)  one loop + clock
+===========================  =======  =================  =================
+discrete, all arrive at 0    266.1 M  269.3 M (+1.2 %)   275.4 M (+3.5 %)
+discrete, Poisson ρ = 0.8    288.7 M  297.1 M (+2.9 %)   312.6 M (+8.3 %)
+continuous, all at 0         674.2 M  669.1 M (−0.8 %)   772.9 M (+14.6 %)
+continuous, Poisson ρ = 0.8  605.2 M  612.1 M (+1.1 %)   738.9 M (+22.1 %)
+===========================  =======  =================  =================
+
+CPU seconds (``python benchmarks/engine_core_speed.py --reference DIR --repeat 9``, DIR
+holding the old ``discrete.py`` and ``continuous.py``: ``time.process_time``, best of 9,
+old and new alternating in one process, since on this shared 2-core machine the same code
+timed an hour apart differs by 20 %); the schedules are identical in every case, the
+evicting ones (α-protection, A_min) included:
+
+=========================================  =====  =====  =====
+MC-SF, M = 16,492                          old    new    ratio
+=========================================  =====  =====  =====
+discrete, all at 0, n = 2,000              0.039  0.040  1.02
+discrete, all at 0, n = 10,000             0.140  0.142  1.01
+discrete, Poisson ρ = 0.8, n = 2,000       0.042  0.046  1.09
+discrete, Poisson ρ = 0.8, n = 10,000      0.189  0.202  1.07
+continuous, all at 0, n = 2,000            0.088  0.087  0.98
+continuous, all at 0, n = 10,000           0.422  0.436  1.03
+continuous, Poisson ρ = 0.8, n = 2,000     0.088  0.089  1.01
+continuous, Poisson ρ = 0.8, n = 10,000    0.448  0.457  1.02
+continuous, LMSYS λ = 50 /s, n = 10,000    0.209  0.211  1.01
+all nine                                   1.666  1.709  1.03
+=========================================  =====  =====  =====
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llmopt.model.schedule import Eviction
+
+__all__ = [
+    "Visibility",
+    "RequestView",
+    "WaitingRequest",
+    "RunningRequest",
+    "StepView",
+    "Decision",
+    "SimulationError",
+    "HiddenOutputError",
+    "EvictionLoopError",
+    "eviction_loop_error",
+    "DEFAULT_LOOP_LIMIT",
+    "StepPolicyAdapter",
+    "is_event_policy",
+    "effective_visibility",
+    "Worker",
+]
+
+
+class Visibility(enum.Enum):
+    """What a policy may know about output lengths."""
+
+    FULL = "full"
+    """``o_i`` of arrived requests is visible (the J §5.1 setting)."""
+    HIDDEN = "hidden"
+    """``o_i`` is hidden until the request completes (prediction-based policies)."""
+
+
+class SimulationError(RuntimeError):
+    """A policy broke the model (overflow, unknown id, stall)."""
+
+
+class HiddenOutputError(SimulationError):
+    """A policy read an output length its information model hides."""
+
+
+#: Loop guard: a run is stopped as an eviction loop once this many evictions happen with no
+#: request completing in between (see :class:`EvictionLoopError`).
+DEFAULT_LOOP_LIMIT = 10_000
+
+
+class EvictionLoopError(SimulationError):
+    """A policy keeps evicting and nothing completes: an (apparently) infinite eviction loop.
+
+    Raised when ``loop_limit`` evictions happen with no completion in between. For a
+    deterministic clearing policy with no arrivals left, two clearings of the same running
+    set with no completion between them already prove the loop (the state repeats); a
+    count is used because it also bounds randomised clearing (β < 1), where a repeated
+    state proves nothing (DIGEST §2.6). Attributes: ``t`` (step or iteration), ``evictions``
+    (total so far), ``completed`` (requests done), ``recomputed_tokens``, and ``partial``,
+    engine-specific state for reports (the continuous engine stores its partial schedule).
+    """
+
+    def __init__(self, message: str, *, t: int, evictions: int, completed: int, recomputed_tokens: int,
+                 partial: Any = None) -> None:
+        super().__init__(message)
+        self.t = t
+        self.evictions = evictions
+        self.completed = completed
+        self.recomputed_tokens = recomputed_tokens
+        self.partial = partial
+
+
+class RequestView:
+    """What a policy may see of one arrived request.
+
+    Attributes
+    ----------
+    id : str
+    arrival : int
+    prompt : int
+    position : int
+        Index in the instance (its order in the input file): the deterministic
+        tie-breaker policies use after their own key.
+    output : int
+        The output length ``o_i``. Raises :class:`HiddenOutputError` while it is hidden
+        (``Visibility.HIDDEN`` and the request has not completed).
+    lower, upper : int or None
+        The request's prediction interval ``[ℓ_i, u_i]`` of ``o_i`` (``None`` when the
+        instance carries none); always visible.
+    """
+
+    __slots__ = ("id", "arrival", "prompt", "position", "_output", "lower", "upper")
+
+    def __init__(self, id: str, arrival: int, prompt: int, position: int, output: int | None,
+                 lower: int | None = None, upper: int | None = None) -> None:
+        self.id = id
+        self.arrival = arrival
+        self.prompt = prompt
+        self.position = position
+        self._output = output
+        self.lower = lower
+        self.upper = upper
+
+    @property
+    def output(self) -> int:
+        o = self._output
+        if o is None:
+            raise HiddenOutputError(
+                f"request {self.id!r}: the output length is hidden (Visibility.HIDDEN); "
+                "a policy learns it only when the request completes"
+            )
+        return o
+
+    @property
+    def output_known(self) -> bool:
+        """Whether :attr:`output` may be read."""
+        return self._output is not None
+
+    def __repr__(self) -> str:
+        o = self._output if self._output is not None else "hidden"
+        return f"RequestView({self.id!r}, arrival={self.arrival}, prompt={self.prompt}, output={o})"
+
+
+#: The name step policies know waiting requests by.
+WaitingRequest = RequestView
+
+
+@dataclass(frozen=True, slots=True)
+class RunningRequest:
+    """A running request (step-policy view): started at ``start``, ``generated`` tokens so far."""
+
+    request: RequestView
+    start: int
+    generated: int
+
+    @property
+    def id(self) -> str:
+        return self.request.id
+
+    @property
+    def arrival(self) -> int:
+        return self.request.arrival
+
+    @property
+    def prompt(self) -> int:
+        return self.request.prompt
+
+    @property
+    def position(self) -> int:
+        return self.request.position
+
+    @property
+    def output(self) -> int:
+        return self.request.output
+
+    @property
+    def memory(self) -> int:
+        """KV usage now (prompt plus tokens produced so far)."""
+        return self.request.prompt + self.generated
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """What a step policy sees at step ``t``."""
+
+    t: int
+    M: int
+    running: tuple[RunningRequest, ...]
+    waiting: tuple[RequestView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a policy does at step ``t``.
+
+    Attributes
+    ----------
+    start : tuple of str
+        Waiting requests to start now (their prompt joins the batch of step ``t``).
+    evict : tuple of str
+        Running requests to evict first; they lose their tokens and return to waiting
+        (they may be started again in the same decision).
+    wake_at : int, optional
+        A step ``> t`` at which to call ``decide`` again even if no arrival or
+        completion happens before. Ignored for step policies (asked every step).
+    """
+
+    start: tuple[str, ...] = ()
+    evict: tuple[str, ...] = ()
+    wake_at: int | None = None
+
+
+def eviction_loop_error(where: str, name: str, why: str, *, t: int, evictions: list[Eviction], done: int, n: int,
+                        partial: Any = None) -> EvictionLoopError:
+    """The :class:`EvictionLoopError` both engines raise when their loop guard trips."""
+    lost = sum(e.tokens_lost for e in evictions)
+    return EvictionLoopError(
+        f"{where}: policy {name!r} is in an eviction loop: {why}; {done}/{n} requests done, {lost} tokens recomputed",
+        t=t, evictions=len(evictions), completed=done, recomputed_tokens=lost, partial=partial)
+
+
+def effective_visibility(policy: Any, visibility: Visibility | None) -> Visibility:
+    """The information model a run uses: ``HIDDEN`` if the caller asks for it or the policy
+    declares it (a ``visibility`` attribute, as prediction-based policies do), else ``FULL``.
+
+    A policy that declares ``Visibility.HIDDEN`` is never shown true output lengths, even
+    when the caller asks for ``FULL``: its information model is part of its definition.
+    """
+    if visibility is Visibility.HIDDEN or getattr(policy, "visibility", None) is Visibility.HIDDEN:
+        return Visibility.HIDDEN
+    return Visibility.FULL
+
+
+def is_event_policy(policy: Any) -> bool:
+    """Whether ``policy`` follows the event-driven protocol (it has an ``on_arrival`` hook)."""
+    return callable(getattr(policy, "on_arrival", None))
+
+
+class StepPolicyAdapter:
+    """Runs a step policy (``decide(view: StepView)``) under the event-driven engine.
+
+    It keeps the waiting and running requests in the order the pre-event simulator did
+    (arrival order, evicted requests re-queued at the end; running in start order) and
+    asks to be woken at every step while there is work.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self._M = 0
+        self._waiting: dict[str, RequestView] = {}
+        self._running: dict[str, tuple[RequestView, int]] = {}
+
+    def reset(self, M: int) -> None:
+        self._M = M
+        self._waiting = {}
+        self._running = {}
+        if hasattr(self.inner, "reset"):
+            self.inner.reset(M)
+
+    def on_arrival(self, t: int, request: RequestView) -> None:
+        self._waiting[request.id] = request
+
+    def on_complete(self, t: int, request: RequestView) -> None:
+        self._running.pop(request.id, None)
+
+    def decide(self, t: int) -> Decision:
+        if not self._waiting and not self._running:
+            return Decision()
+        view = StepView(
+            t=t,
+            M=self._M,
+            running=tuple(RunningRequest(r, p, t - p) for r, p in self._running.values()),
+            waiting=tuple(self._waiting.values()),
+        )
+        d = self.inner.decide(view)
+        for rid in d.evict:  # invalid ids are the engine's to report
+            if rid in self._running:
+                self._waiting[rid] = self._running.pop(rid)[0]
+        for rid in d.start:
+            r = self._waiting.pop(rid, None)
+            if r is not None:
+                self._running[rid] = (r, t)
+        return Decision(start=tuple(d.start), evict=tuple(d.evict), wake_at=t + 1)
+
+
+class Worker:
+    """One worker's state and operations, whatever its clock.
+
+    The clock (``t``) is the caller's: steps in discrete time, iterations in continuous
+    time. A run started at ``p`` holds ``s + (τ − p)`` tokens at clock ``τ`` and completes
+    at ``p + o``; the worker keeps ``base = Σ_running (s_j − p_j)`` so the usage at ``τ`` is
+    ``base + τ·len(running)`` until the running set changes.
+
+    Parameters
+    ----------
+    requests : sequence of Request or TimedRequest
+        Every request of the instance, by position (``id``, ``arrival``, ``prompt``,
+        ``output``, ``lower``, ``upper``). The worker sees only those that :meth:`arrive`.
+    M : int
+        KV capacity in tokens (passed to the policy's ``reset``).
+    policy : Policy or StepPolicy
+        An event-driven policy, or a step policy (wrapped in :class:`StepPolicyAdapter`).
+        ``reset(M)`` is called here when present.
+    visibility : Visibility, optional
+        As in :func:`effective_visibility`.
+    loop_limit : int
+        Evictions allowed with no completion in between (the loop guard).
+    unit : str
+        What the clock counts, as error messages name it (``"step"``, ``"iteration"``).
+    partial : callable, optional
+        ``partial(worker) -> Any``: what the loop guard's :class:`EvictionLoopError` carries as
+        ``partial`` (the continuous engine: its partial schedule).
+
+    Attributes
+    ----------
+    name : str
+        The policy's name.
+    n : int
+        Requests in the instance (the ``done/n`` of loop-guard messages).
+    waiting : set of int
+        Positions of arrived requests that do not run.
+    running : dict of int to int
+        Position → start of its current run.
+    heap : list of (int, int)
+        ``(completion, position)`` of every run started; entries of evicted runs are stale.
+    base : int
+        ``Σ_running (s_j − p_j)``.
+    starts, ends : list of int
+        Start and completion of the final run of every completed request (0 for others).
+    completed : list of int
+        Positions in the order they completed.
+    evictions : list of Eviction
+    runs : list of (int, int, int)
+        ``(start, end, prompt)`` of every run that ended, evicted ones included.
+    done : int
+        Requests completed.
+    since_completion : int
+        Evictions since the last completion.
+    started : tuple of str
+        The ids the last :meth:`decide` started (see :meth:`prefill`).
+    """
+
+    __slots__ = ("heap", "running", "waiting", "base", "requests", "views", "index", "done", "since_completion",
+                 "loop_limit", "started", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
+                 "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial")  # hot ones first
+
+    def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
+                 loop_limit: int = DEFAULT_LOOP_LIMIT, unit: str = "step",
+                 partial: Callable[[Worker], Any] | None = None) -> None:
+        engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
+        if hasattr(engine, "reset"):
+            engine.reset(M)
+        n = len(requests)
+        self.requests = requests
+        self.M = M
+        self.name: str = policy.name
+        self.policy = engine
+        self.n = n
+        self.loop_limit = loop_limit
+        self.unit = unit
+        self.partial = partial
+        self.index = {r.id: i for i, r in enumerate(requests)}
+        self.views: list[RequestView | None] = [None] * n
+        self.waiting: set[int] = set()
+        self.running: dict[int, int] = {}
+        self.heap: list[tuple[int, int]] = []
+        self.base = 0
+        self.starts = [0] * n
+        self.ends = [0] * n
+        self.completed: list[int] = []
+        self.evictions: list[Eviction] = []
+        self.runs: list[tuple[int, int, int]] = []
+        self.done = 0
+        self.since_completion = 0
+        self.started: tuple[str, ...] = ()
+        self._show = effective_visibility(policy, visibility) is Visibility.FULL
+        self._on_arrival = engine.on_arrival
+        self._on_complete = getattr(engine, "on_complete", None)
+        self._decide = engine.decide
+
+    def arrive(self, t: int, i: int) -> None:
+        """Request ``i`` reaches this worker at clock ``t``: it waits, and the policy sees it."""
+        r = self.requests[i]
+        view = RequestView(r.id, r.arrival, r.prompt, i, r.output if self._show else None, r.lower, r.upper)
+        self.views[i] = view
+        self.waiting.add(i)
+        self._on_arrival(t, view)
+
+    def arrive_due(self, t: int, order: Sequence[int], nxt: int, until: float) -> int:
+        """:meth:`arrive` ``order[nxt], order[nxt + 1], …`` while their arrival is ``<= until``.
+
+        Parameters
+        ----------
+        t : int
+            The clock the policy is told.
+        order : sequence of int
+            Positions in arrival order (the caller's arrival feed).
+        nxt : int
+            The caller's cursor in ``order``.
+        until : int or float
+            Deliver the requests that arrived by then (same unit as ``arrival``).
+
+        Returns
+        -------
+        int
+            The cursor after the last request delivered.
+        """
+        reqs, views, show = self.requests, self.views, self._show
+        end = len(order)
+        while True:  # not `while cond` (see "Speed" above); no range object either: usually one arrival
+            if nxt == end:
+                return nxt
+            i = order[nxt]
+            r = reqs[i]
+            if r.arrival > until:
+                return nxt
+            view = RequestView(r.id, r.arrival, r.prompt, i, r.output if show else None, r.lower, r.upper)
+            views[i] = view
+            self.waiting.add(i)
+            self._on_arrival(t, view)
+            nxt += 1
+
+    def complete(self, t: int) -> int:
+        """Complete the runs that end at ``t``; return how many did.
+
+        Each completed request leaves the running set, its output length is revealed to its
+        view whatever the visibility, and ``on_complete(t, view)`` is called, in heap order.
+        Stale heap entries (evicted runs) ending at ``t`` are dropped.
+        """
+        heap = self.heap
+        count = 0
+        while True:  # not `while cond` (see "Speed" above)
+            if not heap or heap[0][0] != t:
+                break
+            _, i = heapq.heappop(heap)
+            r = self.requests[i]
+            p = self.running.get(i)
+            if p is None or p + r.output != t:
+                continue  # a run that was evicted
+            del self.running[i]
+            self.base -= r.prompt - p
+            self.starts[i] = p
+            self.ends[i] = t
+            self.completed.append(i)
+            self.runs.append((p, t, r.prompt))
+            count += 1
+            view = self.views[i]
+            assert view is not None
+            view._output = r.output
+            if self._on_complete is not None:
+                self._on_complete(t, view)
+        if count:
+            self.done += count
+            self.since_completion = 0
+        return count
+
+    def decide(self, t: int, seconds: float | None = None) -> int | None:
+        """Ask the policy at clock ``t`` and apply its :class:`Decision`; return its ``wake_at``.
+
+        Evictions come first (each run ends at ``t`` and is recorded; the request waits
+        again), then the loop guard, then the starts (each joins the batch of ``t`` and its
+        completion ``t + o`` is pushed). Sets :attr:`started`. ``seconds``, the wall-clock
+        time of ``t`` when the clock has one, is only named in the loop guard's message.
+
+        Raises
+        ------
+        SimulationError
+            If the policy evicts a request that does not run, starts one that does not
+            wait, or asks to be woken at or before ``t``.
+        EvictionLoopError
+            If more than ``loop_limit`` evictions happened since the last completion.
+        """
+        d = self._decide(t)
+        evict = d.evict
+        if evict:
+            running, index, base = self.running, self.index, self.base
+            for rid in evict:
+                i = index.get(rid, -1)
+                if i not in running:
+                    raise SimulationError(f"{self.unit} {t}: policy {self.name!r} evicts {rid!r}, which is not running")
+                p = running.pop(i)
+                s = self.requests[i].prompt
+                base -= s - p
+                self.evictions.append(Eviction(t, rid, t - p))
+                self.runs.append((p, t, s))
+                self.waiting.add(i)
+            self.base = base
+            self.since_completion += len(evict)
+        if self.since_completion > self.loop_limit:
+            since, limit = self.since_completion, self.loop_limit
+            where = f"{self.unit} {t}" if seconds is None else f"{self.unit} {t} (t = {seconds:.3f} s)"
+            raise self.loop_error(t, where, f"{since} evictions with no completion (limit {limit})",
+                                  partial=self.partial(self) if self.partial else None)
+        start = self.started = d.start
+        if start:
+            reqs, index, waiting, running, heap = self.requests, self.index, self.waiting, self.running, self.heap
+            base = self.base
+            for rid in start:
+                i = index.get(rid, -1)
+                if i not in waiting:
+                    raise SimulationError(f"{self.unit} {t}: policy {self.name!r} starts {rid!r}, which is not waiting")
+                waiting.remove(i)
+                running[i] = t
+                r = reqs[i]
+                base += r.prompt - t
+                heapq.heappush(heap, (t + r.output, i))
+            self.base = base
+        wake = d.wake_at
+        if wake is not None and wake <= t:
+            raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks to be woken at {wake}, "
+                                  f"which is not after {t}")
+        return wake
+
+    def prefill(self) -> tuple[int, int, int]:
+        """What the last :meth:`decide` started: ``(requests, prompt tokens, Σ prompt²)``.
+
+        The prefill part of the batch a cost model times; the decode part is every other
+        running request (see :func:`llmopt.engine.continuous.simulate_continuous`).
+        """
+        reqs, index = self.requests, self.index
+        new_n = new_tokens = new_sq = 0
+        for rid in self.started:
+            s = reqs[index[rid]].prompt
+            new_n += 1
+            new_tokens += s
+            new_sq += s * s
+        return new_n, new_tokens, new_sq
+
+    def next_completion(self) -> int | None:
+        """The clock at which the next run completes (``None`` if nothing runs); drops stale heap entries."""
+        heap = self.heap
+        while heap:
+            c, i = heap[0]
+            if self.running.get(i) == c - self.requests[i].output:
+                return c
+            heapq.heappop(heap)  # a stale entry of an evicted run
+        return None
+
+    def loop_error(self, t: int, where: str, why: str, partial: Any = None) -> EvictionLoopError:
+        """The :class:`EvictionLoopError` for this worker's state (see :func:`eviction_loop_error`)."""
+        return eviction_loop_error(where, self.name, why, t=t, evictions=self.evictions, done=self.done, n=self.n,
+                                   partial=partial)
