@@ -263,7 +263,7 @@ def fit(data: Path) -> dict[str, Any]:
         for rel, path in src["paths"].items()
     }
     return {
-        "format": "llmopt.engine.cost_model/1",
+        "format": "llmopt.cost_model/1",  # a file-format name: it stays as it was before the wings
         "model": model.to_dict(),
         "units": "seconds; knots in tokens (N = prefill_tokens + decode_requests)",
         "form": "base + per_token*N + slope_1*(N-knot_1)+ + slope_2*(N-knot_2)+ + per_prefill_sq*sum(s^2)"

@@ -1,4 +1,5 @@
-"""Test configuration: a guard against mixed checkouts, and a fixture over every available solver."""
+"""Test configuration: a guard against mixed checkouts, a load-proof Hypothesis profile, the ``slow``
+marker, and a fixture over every available solver."""
 
 from __future__ import annotations
 
@@ -6,8 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# No Hypothesis test may fail because the machine is busy: no per-example deadline, and no
+# "too slow" health check (generating examples slowly under load is not a bug). A test's own
+# @settings(...) inherits these and changes only what it names.
+settings.register_profile("llmopt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("llmopt")
 
 
 def _imported_from_this_checkout() -> list[str]:

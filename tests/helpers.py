@@ -6,9 +6,11 @@ that compare against these helpers compare two independent implementations.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
-from collections.abc import Mapping
+import signal
+from collections.abc import Iterator, Mapping
 
 from llmopt.model.instance import Instance
 
@@ -149,3 +151,26 @@ def have_trace_data() -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+# --- signals --------------------------------------------------------------------------------------
+# A shell without job control starts background commands (``cmd &``, a CI step run in the
+# background) with SIGINT *ignored*, and Python then never raises KeyboardInterrupt: a Ctrl-C test
+# would test the launcher, not llmopt. These two give the tests the disposition of a terminal.
+
+
+def sigint_as_on_a_terminal() -> None:
+    """``preexec_fn`` for a child process: SIGINT back to its default, so Python installs its
+    KeyboardInterrupt handler at start-up whatever the test runner inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def keyboard_interrupt_on_sigint() -> Iterator[None]:
+    """In this process, SIGINT raises KeyboardInterrupt while the block runs (then the previous
+    handler is restored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -164,7 +164,8 @@ def check_timed_schedule(
             shape = BatchShape(pn, int(round(pre_tok[k])), int(round(pre_sq[k])), dn_k, int(dec_ctx[k]))
             expect = float(cost_model.batch_time(shape))
             if not _close(float(bd[k]), expect):
-                report(f"iteration {k}: duration {bd[k]!r} s, but the cost model gives {expect!r} s for {shape}")
+                report(f"iteration {k}: duration {float(bd[k])!r} s, but the cost model gives {expect!r} s "
+                       f"for {shape}")
                 listed += 1
         if listed >= _MAX_LISTED:
             break
@@ -173,20 +174,21 @@ def check_timed_schedule(
     if K:
         first = float(arrivals.min())
         if not _close(float(bs[0]), first):
-            report(f"the first batch starts at {bs[0]!r} s, not at the first arrival {first!r} s")
+            report(f"the first batch starts at {float(bs[0])!r} s, not at the first arrival {float(first)!r} s")
         arrival_set = np.unique(arrivals)
         for k in range(1, K):
             end_prev = float(bs[k - 1] + bd[k - 1])
             if dec_n[k] > 0:  # a request of batch k − 1 continues: no gap
                 if not _close(float(bs[k]), end_prev):
-                    report(f"iteration {k} continues running requests but starts at {bs[k]!r} s, "
-                           f"not at the end of iteration {k - 1} ({end_prev!r} s)")
+                    report(f"iteration {k} continues running requests but starts at {float(bs[k])!r} s, "
+                           f"not at the end of iteration {k - 1} ({float(end_prev)!r} s)")
             elif bs[k] < end_prev and not _close(float(bs[k]), end_prev):
-                report(f"iteration {k} starts at {bs[k]!r} s, before iteration {k - 1} ends ({end_prev!r} s)")
+                report(f"iteration {k} starts at {float(bs[k])!r} s, before iteration {k - 1} ends "
+                       f"({float(end_prev)!r} s)")
             elif not _close(float(bs[k]), end_prev):
                 j = int(np.searchsorted(arrival_set, bs[k]))
                 if not (j < arrival_set.size and _close(float(arrival_set[j]), float(bs[k]))):
-                    report(f"iteration {k}: the idle worker resumes at {bs[k]!r} s, which is no arrival time")
+                    report(f"iteration {k}: the idle worker resumes at {float(bs[k])!r} s, which is no arrival time")
             if len(violations) >= _MAX_LISTED:
                 break
 

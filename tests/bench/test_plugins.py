@@ -18,7 +18,7 @@ import pytest
 from llmopt.model.instance import save_instance
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin_pkg"
-ENTRY_POINTS = """[llmopt.opt.bounds]
+ENTRY_POINTS = """[llmopt.bounds]
 uniform-lambda = llmopt_test_plugin.bound:uniform_lambda_bound
 
 [llmopt.formulations]
@@ -27,7 +27,7 @@ j0-running-status = llmopt_test_plugin.formulation:RunningStatusIP
 [llmopt.policies]
 longest-first = llmopt_test_plugin.policy:LongestFirst
 
-[llmopt.bench.suites]
+[llmopt.suites]
 plugin-suite = llmopt_test_plugin.suite:SUITE
 
 [llmopt.workloads]
@@ -81,12 +81,30 @@ def test_the_registry_table_names_each_registry_and_its_group() -> None:
         assert (reg.kind, reg.group) == (kind, REGISTRY_TABLE[kind][2])
 
 
+def test_the_offline_fallback_declares_the_plugin_package_s_own_entry_points() -> None:
+    """Without an index the fixture writes ``entry_points.txt`` itself: it must declare exactly what
+    the plug-in's ``pyproject.toml`` declares, in groups llmopt reads. Breakage caught: a group
+    renamed with its module (``[llmopt.opt.bounds]``: the fallback would silently load no bound)."""
+    import configparser
+    import tomllib
+
+    from llmopt.bench.plugins import REGISTRY_TABLE
+
+    fallback = configparser.ConfigParser()
+    fallback.optionxform = str  # type: ignore[assignment,method-assign]  # keep names as written
+    fallback.read_string(ENTRY_POINTS)
+    declared = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert {g: dict(fallback[g]) for g in fallback.sections()} == declared
+    assert set(declared) <= {group for _, _, group in REGISTRY_TABLE.values()}
+
+
 def test_plugin_is_not_visible_without_installing_it() -> None:
     from llmopt.formulations import FORMULATIONS
 
     assert "j0-running-status" not in FORMULATIONS  # nothing leaks into this process
 
 
+@pytest.mark.slow
 def test_every_plugin_stage_is_registered_and_conforms(plugin_env) -> None:
     listing = _ok(_llmopt(plugin_env, "stages"))
     for name in ("j0-running-status", "uniform-lambda", "longest-first", "plugin-tiny", "plugin-suite"):
@@ -103,6 +121,7 @@ def test_every_plugin_stage_is_registered_and_conforms(plugin_env) -> None:
     assert json.loads(proc.stdout) == {k: [] for k in ("formulation", "bound", "policy", "workload", "suite")}
 
 
+@pytest.mark.slow
 def test_plugin_formulation_and_bound_run_in_solve_with_the_same_opt(plugin_env, tmp_path: Path) -> None:
     sys.path.insert(0, str(PLUGIN))
     try:
@@ -127,6 +146,7 @@ def test_plugin_formulation_and_bound_run_in_solve_with_the_same_opt(plugin_env,
     assert checked >= 2
 
 
+@pytest.mark.slow
 def test_plugin_policy_runs_in_simulate(plugin_env, tmp_path: Path) -> None:
     path = tmp_path / "t5.json"
     path.write_text(json.dumps({"M": 5, "requests": [{"arrival": 0, "prompt": 1, "output": o} for o in (1, 1, 3, 3)]}))
@@ -135,6 +155,7 @@ def test_plugin_policy_runs_in_simulate(plugin_env, tmp_path: Path) -> None:
     assert out["starts"]["r2"] == 0  # the longest requests go first
 
 
+@pytest.mark.slow
 def test_plugin_suite_runs_in_bench_with_the_plugin_stages(plugin_env, tmp_path: Path) -> None:
     out = tmp_path / "plugin-run"
     _ok(_llmopt(plugin_env, "bench", "run", "plugin-suite", "--out", str(out), "--workers", "2", "--no-progress"))

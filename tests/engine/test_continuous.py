@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import BatchShape, ConstantCostModel, make_cost_model
-from llmopt.engine.discrete import EvictionLoopError, simulate
+from llmopt.engine.discrete import Decision, EvictionLoopError, SimulationError, simulate
 from llmopt.model.instance import Instance, InstanceError, instance_from_dict
 from llmopt.model.timed_instance import TimedInstance, TimedRequest, timed_instance_from_dict
 from llmopt.policies import make_policy_spec, parse_policy_spec
@@ -306,3 +306,51 @@ def test_cleared_requests_return_to_their_fcfs_place_or_to_the_back(requeue):
                             loop_limit=6)
     done = dict(info.value.partial.latencies)
     assert done == ({} if requeue == "front" else {"r2": 3.0})
+
+
+# --- memory is checked after the batch, where every running request has grown by one token ------
+
+
+class _StartAll:
+    """Starts every waiting request at once, with no memory check of its own."""
+
+    name = "start-all"
+
+    def decide(self, view):
+        return Decision(start=tuple(w.id for w in view.waiting))
+
+
+@pytest.mark.parametrize("M,fits", [(5, False), (6, True)])
+def test_a_batch_may_not_end_over_M(M, fits):
+    """Two prompts of 2 tokens (o = 1) start together: 4 tokens before the batch, 6 after it (each
+    prompt's first token). M = 5 must stop the run; M = 6 ends at exactly M and is allowed.
+
+    Breakage caught: ``llmopt/engine/continuous.py`` ``if base + (k + 1) * count > M:`` →
+    ``if base + k * count > M:`` (memory checked before the batch: a batch may end over M).
+    """
+    inst = TimedInstance(M, (TimedRequest("a", 0.0, 2, 1), TimedRequest("b", 0.0, 2, 1)))
+    if not fits:
+        with pytest.raises(SimulationError, match=r"iteration 0: .*overflows memory: 6 > M = 5 after the batch"):
+            simulate_continuous(inst, _StartAll(), ONE_SECOND)
+        return
+    sched = simulate_continuous(inst, _StartAll(), ONE_SECOND)
+    assert sched.starts == {"a": 0, "b": 0} and sched.latencies == {"a": 1.0, "b": 1.0}
+    assert verify(inst, sched, ONE_SECOND) == 1.0
+
+
+@pytest.mark.parametrize("M,fits", [(6, False), (7, True)])
+def test_a_decoding_request_grows_by_one_token_in_the_batch(M, fits):
+    """``a`` (s = 3, o = 3) runs from iteration 0; ``b`` (s = 1, o = 1) arrives at 1 s and starts in
+    iteration 1. Before that batch: a holds 3 + 1 = 4, b's prompt 1 (5 in all); after it 5 + 2 = 7.
+
+    Breakage caught: ``llmopt/engine/continuous.py`` ``if base + (k + 1) * count > M:`` →
+    ``if base + k * count > M:``.
+    """
+    inst = TimedInstance(M, (TimedRequest("a", 0.0, 3, 3), TimedRequest("b", 1.0, 1, 1)))
+    if not fits:
+        with pytest.raises(SimulationError, match=r"iteration 1: .*overflows memory: 7 > M = 6 after the batch"):
+            simulate_continuous(inst, _StartAll(), ONE_SECOND)
+        return
+    sched = simulate_continuous(inst, _StartAll(), ONE_SECOND)
+    assert sched.starts == {"a": 0, "b": 1} and sched.latencies == {"a": 3.0, "b": 1.0}
+    verify(inst, sched, ONE_SECOND)

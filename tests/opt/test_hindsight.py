@@ -13,7 +13,7 @@ from llmopt.model.registry import RegistryError
 from llmopt.model.result import SolveStatus
 from llmopt.model.tolerance import integer_lower_bound
 from llmopt.model.windows import WINDOWS, StartWindows, start_windows
-from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, lp_bound
+from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, lp_bound
 from llmopt.opt.hindsight import BOUNDS_END, solve_hindsight
 from llmopt.opt.local_search import local_search
 from llmopt.policies import make_policy
@@ -150,6 +150,7 @@ def test_time_origin_costs_nothing():
     assert check_schedule(big_inst, big.starts).tel == big.opt
 
 
+@pytest.mark.slow
 def test_huge_output_length_is_quick_and_model_size_is_checked_up_front():
     one = Instance(2_000_001 + 1, (Request("long", 0, 1, 2_000_000),))
     assert solve_hindsight(one).opt == 2_000_000  # no waiting: no model at all
@@ -229,3 +230,68 @@ def test_a_bound_that_meets_the_best_schedule_skips_the_ip(monkeypatch):
     plain = solve_hindsight(inst, bounds=("lp",), search_evals=0, ip_time_limit=60)
     assert plain.status is SolveStatus.OPTIMAL and plain.opt == 240
     assert len(mips) == 1 and plain.bound_certificate == "mip-bound-from-solver"
+
+
+# --- the last line between a bound and a claim of optimality: exact edges -------------------------
+
+
+@pytest.fixture
+def fixed_bound():
+    """Registers ``test-fixed-<v>`` bound stages that claim exactly ``v`` (T-5: incumbent 12 = OPT)."""
+    names = []
+
+    def make(value: float) -> str:
+        name = f"test-fixed-{value}"
+
+        def stage(instance, ctx):
+            return BoundResult(name, value, f"fixed-{value}", True, "a fixed value", value)
+
+        BOUNDS.register(name, stage)
+        names.append(name)
+        return name
+
+    yield make
+    for name in names:
+        BOUNDS.unregister(name)
+
+
+def test_best_certified_bound_refuses_incumbent_plus_one_and_takes_the_incumbent():
+    """Breakage caught: ``llmopt/opt/bounds.py`` ``if incumbent is not None and b > incumbent:`` →
+    ``b > incumbent + 1`` (the guard loosened by one)."""
+    assert best_certified_bound([(12.0, "eq")], 12) == (12, "eq", [])
+    bound, cert, errors = best_certified_bound([(8.0, "sum"), (13.0, "above")], 12)
+    assert (bound, cert) == (8, "sum")
+    assert len(errors) == 1 and "certified bound 13 (above) exceeds the verified incumbent 12" in errors[0]
+    # round-off above the incumbent is still the incumbent, not a contradiction
+    assert best_certified_bound([(12.0000004, "eq")], 12) == (12, "eq", [])
+
+
+def test_pipeline_refuses_a_bound_one_above_the_incumbent(fixed_bound, fake_stages):
+    """A bound stage erring by one (13 on T-5, whose verified incumbent 12 is OPT) is an error, never a
+    proof; the same stage claiming exactly 12 proves the incumbent optimal without the IP.
+
+    Breakage caught: ``llmopt/opt/bounds.py`` ``if incumbent is not None and b > incumbent:`` →
+    ``b > incumbent + 1`` (then 13 is taken and "proven OPT" is reported with no error).
+    """
+    res = solve_hindsight(t5(), solver="test-stuck", bounds=(fixed_bound(13.0),))
+    assert res.incumbent == 12 and res.opt is None and res.status is SolveStatus.TIME_LIMIT
+    assert res.bound == 8 and res.bound_certificate == "sum-of-outputs"
+    assert len(res.errors) == 1 and "exceeds the verified incumbent 12" in res.errors[0]
+    ok = solve_hindsight(t5(), solver="test-stuck", bounds=(fixed_bound(12.0),))
+    assert ok.status is SolveStatus.OPTIMAL and ok.opt == 12 and ok.bound == 12
+    assert ok.bound_certificate == "fixed-12.0" and ok.errors == () and "IP not run" in ok.message
+
+
+def test_a_bound_one_below_the_incumbent_proves_nothing(fixed_bound, fake_stages):
+    """TEL is integral, so ``bound = incumbent − 1`` leaves a gap of one: not optimal, and the IP must
+    still run (T-5: incumbent 12; a stage claiming 11; the stuck solver then ends with its time limit).
+
+    Breakage caught: ``llmopt/opt/hindsight.py`` ``opt = self.incumbent if bound >= self.incumbent else
+    None`` → ``bound >= self.incumbent - 1`` (status OPTIMAL); also ``proven()``'s ``>= self.incumbent``
+    → ``>= self.incumbent - 1`` (IP skipped, status NOT_SOLVED).
+    """
+    res = solve_hindsight(t5(), solver="test-stuck", bounds=(fixed_bound(11.0),))
+    assert res.status is SolveStatus.TIME_LIMIT and res.opt is None
+    assert res.incumbent == 12 and res.bound == 11 and res.bound_certificate == "fixed-11.0"
+    assert res.gap == pytest.approx(1 / 12) and res.errors == ()
+    assert res.solver == "stuck" and res.model_stats  # the IP was built and run

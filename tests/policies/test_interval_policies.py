@@ -356,3 +356,34 @@ def test_real_cost_model_runs_pass_the_timed_checker(spec):
                                   evictions=sched.evictions)
     assert report.ok, report.violations
     assert report.mean_latency == pytest.approx(sched.mean_latency, rel=1e-12)
+
+
+# --- H-SF is MC-SF with the true outputs: ties by arrival ------------------------------------------
+
+
+def test_hsf_breaks_output_ties_by_earliest_arrival_by_hand():
+    """M = 4. ``r0`` (a = 0, s = 1, o = 3) peaks at 4 tokens at its completion 3, so ``r1`` (a = 1) and
+    ``r2`` (a = 2), both s = 2, o = 1 (3 tokens each), wait until 3; then only one fits per step.
+    Equal outputs: the earlier arrival ``r1`` goes first (3), ``r2`` next (4) — as MC-SF does.
+
+    Breakage caught: ``llmopt/policies/intervals.py`` ``HSF.key`` ``return (request.output,
+    request.arrival)`` → ``(request.output, -request.arrival)`` (ties by latest arrival).
+    """
+    inst = Instance(4, (Request("r0", 0, 1, 3), Request("r1", 1, 2, 1), Request("r2", 2, 2, 1)))
+    hsf = run(inst, "h-sf")
+    assert dict(hsf.starts) == {"r0": 0, "r1": 3, "r2": 4}
+    assert dict(simulate(inst, make_policy_spec("mc-sf")).starts) == dict(hsf.starts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 3), st.integers(1, 3)), min_size=2, max_size=8),
+       st.integers(6, 10))
+def test_hsf_equals_mcsf_on_instances_with_output_ties(rows, M):
+    """The documented equivalence (DIGEST §2.16, I-28): with the true ``o_i``, H-SF's schedule is
+    MC-SF's, start for start (outputs 1–3 make ties common, arrivals 0–4 make them differ).
+
+    Breakage caught: ``llmopt/policies/intervals.py`` H-SF's key ``(request.output, -request.arrival)``.
+    """
+    inst = Instance.from_tuples(M, rows)
+    hsf = simulate(inst, make_policy_spec("h-sf"))
+    assert dict(hsf.starts) == dict(simulate(inst, make_policy_spec("mc-sf")).starts)

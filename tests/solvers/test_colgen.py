@@ -186,3 +186,40 @@ def test_colgen_respects_a_time_limit():
     res = solve_lp_colgen(inst, initial_starts=_mcsf(inst), time_limit=1e-9)
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert res.bound is not None and res.objective is not None and res.bound <= res.objective + 1e-6
+
+
+def test_identical_requests_share_the_class_expected_start_by_hand():
+    """Two identical requests (a = 7, s = 1, o = 1), M = 3: each needs 2 tokens at its completion, so
+    one at a time. LP by hand: the class row is ``x_7 + x_8 + … = 2`` and the row of time 8 is
+    ``2·x_7 <= 3``, so x_7 = 1.5, x_8 = 0.5: LP = 0.5 + Σo = 2.5, and each member's expected start
+    is ``7 + (0·1.5 + 1·0.5) / 2 = 7.25`` (the class's Σ k·x divided by its size 2).
+
+    Breakage caught: ``solvers/colgen.py`` ``y = np.bincount(col_class, weights=x * col_k,
+    minlength=len(cl.size)) / cl.size`` without ``/ cl.size`` (each member gets 7.5).
+    """
+    inst = Instance(3, (Request("p", 7, 1, 1), Request("q", 7, 1, 1)))
+    res = solve_lp_colgen(inst, initial_starts={"p": 7, "q": 8})
+    assert res.status is SolveStatus.OPTIMAL
+    assert res.objective == pytest.approx(2.5, abs=1e-9)
+    assert res.expected_start == pytest.approx({"p": 7.25, "q": 7.25}, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_expected_starts_add_up_to_the_lp_objective(seed):
+    """The LP's objective is ``Σ_i (y_i + o_i − a_i)`` with ``y_i = Σ_k k·x_{i,k}``: the reported
+    expected starts, identical requests (``dup_prob`` high) included, must add up to it, and each
+    lies between the request's arrival and its last start ``T_c − o_i``.
+
+    Breakage caught: ``solvers/colgen.py`` expected starts of a class not divided by the class size
+    (``... minlength=len(cl.size)) / cl.size`` → ``... minlength=len(cl.size))``).
+    """
+    inst = random_tiny_instance(random.Random(400 + seed), n_range=(5, 8), M_range=(6, 10), max_arrival=3,
+                                dup_prob=0.6)
+    assert len({(r.arrival, r.prompt, r.output) for r in inst.requests}) < inst.n  # identical requests exist
+    res = solve_lp_colgen(inst, initial_starts=_mcsf(inst))
+    assert res.status is SolveStatus.OPTIMAL
+    total = sum(res.expected_start[r.id] + r.output - r.arrival for r in inst.requests)
+    assert total == pytest.approx(res.objective, rel=1e-9, abs=1e-6)
+    horizon = max(r.arrival for r in inst.requests) + inst.total_output
+    for r in inst.requests:
+        assert r.arrival - 1e-9 <= res.expected_start[r.id] <= horizon - r.output + 1e-9
