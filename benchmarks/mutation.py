@@ -498,6 +498,14 @@ class Runner:
         return rec
 
 
+def _where(path: str, copy: Path) -> str:
+    """``path`` for a committed report: relative to the copy or to the checkout, never this machine's path."""
+    for base, label in ((copy.resolve(), "<copy>"), (ROOT, "<checkout>")):
+        if inside(path, base):
+            return f"{label}/{os.path.relpath(path, base)}"
+    return path
+
+
 def score(records: Sequence[Record]) -> dict[str, Any]:
     counts = {s: sum(r.status == s for r in records) for s in ("caught", "timeout", "survived", "error")}
     killed = counts["caught"] + counts["timeout"]
@@ -767,8 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "by_category": by_cat,
             "isolation": {"with_boot": {k: os.path.relpath(v, copies[-1].path.resolve()) for k, v in first.items()},
                           "canary": isolation["canary"],
-                          "without_boot": {k: (v if not inside(v, copies[-1].path) else
-                                               "<copy>/" + os.path.relpath(v, copies[-1].path.resolve()))
+                          "without_boot": {k: _where(v, copies[-1].path)
                                            for k, v in isolation["without_boot"].items()}},
             "baselines": [{"selection": list(k[0]), "k": k[1], "rc": o.rc, "seconds": round(o.seconds, 2)}
                           for k, o in runner.baselines.items()],

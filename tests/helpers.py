@@ -12,6 +12,8 @@ import random
 import signal
 from collections.abc import Iterator, Mapping
 
+import pytest
+
 from llmopt.model.instance import Instance
 
 
@@ -174,3 +176,9 @@ def keyboard_interrupt_on_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+#: Skips a test that reads the staged traces when they are not there (they are never in the repository).
+needs_trace_data = pytest.mark.skipif(
+    not have_trace_data(),
+    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")

@@ -429,17 +429,14 @@ def test_a_signal_during_the_solve_stops_it_within_seconds_and_keeps_the_incumbe
         proc.wait(timeout=60)
         pytest.fail(f"the solve never reported {started!r}; stderr: {''.join(lines)}")
     time.sleep(1.0)  # the stage's model is being handed to the solver: let it start
-    t0 = time.monotonic()
     proc.send_signal(sig)
     try:
         out, err = proc.communicate(timeout=240)
     except subprocess.TimeoutExpired:
         proc.kill()
         raise
-    elapsed = time.monotonic() - t0
+    # Exit 130 and "interrupted" below: stopped by the signal, not by the 300 s limit (communicate's
+    # 240 s would have failed first). How fast is not a unit-test claim: no wall clock is asserted.
     assert proc.returncode == 130, (out, err)
-    # Stopped by the signal, not by the 300 s limit; how fast is measured where load is controlled (the
-    # README's "stops within seconds" is not a unit-test claim).
-    assert elapsed < 240, elapsed
     assert "interrupted" in err and "Traceback" not in err
     assert ("best verified schedule" if mode == "relax" else "TEL (best schedule)") in out

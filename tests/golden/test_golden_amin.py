@@ -14,14 +14,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from golden_jb_util import RESULTS, benchmark, markdown_row
-from helpers import have_trace_data
+from golden_support import RESULTS, benchmark, markdown_row
+from helpers import needs_trace_data
 
 README = RESULTS / "amin_readings" / "README.md"
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
-
 
 def _without_seconds(cell: str) -> str:
     """``"1.226 (0 canc., 0.5 s)"`` → ``"1.226 (0 canc.)"`` (the seconds are a timing)."""

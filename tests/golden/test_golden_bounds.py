@@ -22,7 +22,7 @@ import math
 from dataclasses import replace
 
 import pytest
-from golden_jb_util import (
+from golden_support import (
     RESULTS,
     assert_fields,
     benchmark,
@@ -33,11 +33,7 @@ from golden_jb_util import (
     suite_of,
     task_of,
 )
-from helpers import have_trace_data
-
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+from helpers import needs_trace_data
 
 AM1_N6 = {"M_range": [40, 40], "n_range": [6, 6]}
 AM1_N16 = {"M_range": [40, 40], "n_range": [16, 16]}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from golden_jb_util import (
+from golden_support import (
     RESULTS,
     assert_fields,
     benchmark,
@@ -35,11 +35,7 @@ from golden_jb_util import (
     suite_of,
     task_of,
 )
-from helpers import have_trace_data
-
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+from helpers import needs_trace_data
 
 #: Generous: the committed IP proofs took 0.16–0.27 s; a limit only stops a broken model from hanging.
 IP_LIMIT_S = 120.0

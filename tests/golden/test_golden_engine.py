@@ -21,12 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from golden_jb_util import RESULTS, ROOT, benchmark, markdown_row, same
-from helpers import have_trace_data
-
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+from golden_support import RESULTS, ROOT, benchmark, markdown_row, same
+from helpers import needs_trace_data
 
 COEFFICIENTS = ROOT / "llmopt" / "engine" / "data" / "llama2_70b_a100_tp2.json"
 

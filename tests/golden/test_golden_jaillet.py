@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from golden_jb_util import (
+from golden_support import (
     assert_fields,
     deterministic_fields,
     hindsight_before_ip,
@@ -28,11 +28,7 @@ from golden_jb_util import (
     suite_of,
     task_of,
 )
-from helpers import have_trace_data
-
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+from helpers import needs_trace_data
 
 PRE_IP_FIELDS = ("instance", "n", "M", "tel_mc-sf", "verified_mc-sf", "tel_fcfs", "verified_fcfs",
                  "model_cols", "model_int_cols", "model_rows", "model_nnz", "model_horizon", "model_windows",

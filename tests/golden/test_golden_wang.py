@@ -22,7 +22,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from golden_jb_util import (
+from golden_support import (
     RESULTS,
     assert_fields,
     benchmark,
@@ -35,11 +35,7 @@ from golden_jb_util import (
     suite_of,
     task_of,
 )
-from helpers import have_trace_data
-
-needs_trace_data = pytest.mark.skipif(
-    not have_trace_data(),
-    reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+from helpers import needs_trace_data
 
 #: W Table EC.1's three algorithms, as the ``wang-synthetic`` suite names them.
 EC1_ALGORITHMS = ("sorted-lp:bucket=1", "sorted-f-swap", "lp-swap:bucket=1")
