@@ -20,6 +20,7 @@ import argparse
 import json
 import math
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from golden_support import (
@@ -109,6 +110,18 @@ def test_zone_bound(source: str, workload: str, seed: int, params: dict) -> None
 # --- energy_bound -----------------------------------------------------------------------------------
 
 
+def _assert_trace_row_matches(eb: Any, row: dict[str, Any], label: str) -> None:
+    """The README row ``label`` of ``results/energy_bound``, rendered by the script from ``row``,
+    equals the committed one in every column but the timings."""
+    text = eb.render([], [row], None, _energy_args(), 0.0)
+    line = next(x for x in text.splitlines() if x.startswith(f"| {label} |"))
+    new_cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    committed = markdown_row(RESULTS / "energy_bound" / "README.md", (label,))
+    timing = {6, 7, 8, 10}  # stage, SRPT, checker and MC-SF seconds
+    keep = [i for i in range(len(committed)) if i not in timing]
+    assert [new_cells[i] for i in keep] == [committed[i] for i in keep]
+
+
 def _energy_args() -> argparse.Namespace:
     return argparse.Namespace(seeds=20, search_evals=200, lp_bound="lp", n=10_000, repeat=3)
 
@@ -166,13 +179,7 @@ def test_energy_bound_trace_all_at_zero() -> None:
     tel = eb._verified_tel(at0, simulate(at0, make_policy("mc-sf")).starts)
     row = dict(label="same requests, all at 0", n=at0.n, steps=0, load=None, energy=res.value, stage_s=0.0,
                cert_s=0.0, check_s=0.0, mcsf=tel, mcsf_s=0.0, sum_o=at0.total_output)
-    text = eb.render([], [row], None, _energy_args(), 0.0)
-    line = next(x for x in text.splitlines() if x.startswith("| same requests, all at 0 |"))
-    new_cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    committed = markdown_row(RESULTS / "energy_bound" / "README.md", ("same requests, all at 0",))
-    timing = {6, 7, 8, 10}  # stage, SRPT, checker and MC-SF seconds
-    keep = [i for i in range(len(committed)) if i not in timing]
-    assert [new_cells[i] for i in keep] == [committed[i] for i in keep]
+    _assert_trace_row_matches(eb, row, "same requests, all at 0")
     assert (at0.total_output, res.value, tel) == (945_040, 13_900_611, 23_088_131)
 
 
@@ -206,13 +213,7 @@ def test_energy_bound_trace_low_demand() -> None:
     row = dict(label=f"λ = 10 /s, DT = {dt:.4f} s", n=inst.n, steps=max(r.arrival for r in inst.requests),
                load=energy_total / (inst.M * span), energy=res.value, stage_s=0.0, cert_s=0.0, check_s=0.0,
                mcsf=tel, mcsf_s=0.0, sum_o=inst.total_output)
-    text = eb.render([], [row], None, _energy_args(), 0.0)
-    line = next(x for x in text.splitlines() if x.startswith("| λ = 10 /s"))
-    new_cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    committed = markdown_row(RESULTS / "energy_bound" / "README.md", ("λ = 10 /s, DT = 0.1376 s",))
-    timing = {6, 7, 8, 10}  # stage, SRPT, checker and MC-SF seconds
-    keep = [i for i in range(len(committed)) if i not in timing]
-    assert [new_cells[i] for i in keep] == [committed[i] for i in keep]
+    _assert_trace_row_matches(eb, row, "λ = 10 /s, DT = 0.1376 s")
     assert (row["steps"], res.value, tel) == (7_185, 945_040, 1_495_429)
 
 
