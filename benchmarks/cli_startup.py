@@ -23,6 +23,8 @@ model (needs the staged data: ``../shared/data`` or ``LLMOPT_DATA``; skipped wit
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import importlib.util
 import json
 import platform
 import shutil
@@ -64,6 +66,16 @@ def heavy_modules_of(module: str) -> list[str]:
     code = f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     return [m for m in json.loads(out.replace("'", '"')) if m in HEAVY]
+
+
+def modules_loaded_by_simulate(path: Path, policy: str) -> list[str]:
+    """Which of NumPy, pydantic and the :data:`HEAVY` packages one ``llmopt simulate`` run loads."""
+    code = ("import sys; from llmopt.cli.main import app\n"
+            f"try: app(['simulate', {str(path)!r}, '--policy', {policy!r}, '--json'])\n"
+            "except SystemExit: pass\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)")
+    err = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stderr
+    return [m for m in err.split() if m in ("numpy", "pydantic", *HEAVY)]
 
 
 def instances(folder: Path) -> list[tuple[str, Path, str]]:
@@ -110,13 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     cli = _llmopt()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, path, policy in instances(Path(tmp)):
+        kept = instances(Path(tmp))
+        for label, path, policy in kept:
             work_s = _best(lambda p=path, q=policy: work(p, q), args.repeat)
             command = [*cli, "simulate", str(path), "--policy", policy, "--json"]
             cli_s = _best(lambda c=command: _run(c), args.repeat)
             rows.append({"instance": label, "policy": policy, "work_s": work_s, "cli_s": cli_s,
                          "ratio": cli_s / work_s})
             print(f"{label}: work {work_s:.2f} s, CLI {cli_s:.2f} s, ratio {cli_s / work_s:.2f}", flush=True)
+            rows[-1]["loaded"] = modules_loaded_by_simulate(path, policy)
     help_s = _best(lambda: _run([*cli, "--help"]), args.repeat)
     import_s = _best(lambda: _run([sys.executable, "-c", "import llmopt"]), args.repeat)
     python_s = _best(lambda: _run([sys.executable, "-c", "pass"]), args.repeat)
@@ -124,30 +138,32 @@ def main(argv: list[str] | None = None) -> int:
     # where a command's start-up goes: each a fresh process importing what a `simulate` run imports
     parts = {what: _best(lambda c=code: _run([sys.executable, "-c", c]), args.repeat) for what, code in [
         ("typer (+ click, rich)", "import typer, rich.table"),
-        ("typer's pydantic coercion layer", "import typer, rich.table, typer._adapters"),
-        ("numpy", "import numpy"),
+        ("numpy (a continuous-time run needs it; a discrete one does not)", "import numpy"),
+        ("pydantic (typer 0.26+ would import it on every command; the pin keeps it out)", "import pydantic"),
         ("the llmopt CLI module", "import llmopt.cli.main"),
-        ("everything `simulate` imports", "import llmopt.cli.main, typer._adapters, llmopt.verify.checker, "
-                                          "llmopt.engine.discrete, llmopt.policies"),
-    ]}
+        ("everything a discrete `simulate` imports", "import llmopt.cli.main, llmopt.verify.checker, "
+                                                     "llmopt.engine.discrete, llmopt.policies"),
+    ] if what[:8] != "pydantic" or importlib.util.find_spec("pydantic") is not None}
     print(f"llmopt --help {help_s:.2f} s; import llmopt {import_s:.2f} s; bare python {python_s:.2f} s; "
           f"heavy modules loaded by llmopt.cli.main: {heavy or 'none'}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        meta = {"python": platform.python_version(), "platform": platform.platform(), "repeat": args.repeat,
+        meta = {"typer": importlib.metadata.version("typer"), "python": platform.python_version(),
+                "platform": platform.platform(), "repeat": args.repeat,
                 "help_s": help_s, "import_s": import_s, "python_s": python_s, "heavy_modules": heavy,
                 "import_parts_s": parts}
         (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
         lines = ["# Command-line start-up vs the simulation it runs", "",
                  "`python benchmarks/cli_startup.py --out results/cli_startup` "
-                 f"(best of {args.repeat}; Python {meta['python']}, {meta['platform']}; 2 cores, other jobs may "
-                 "share them).", "",
+                 f"(best of {args.repeat}; typer {meta['typer']}, Python {meta['python']}, {meta['platform']}; "
+                 "2 cores, other jobs may share them).", "",
                  "*work* is what `llmopt simulate` computes, in process: read the file, simulate, re-verify with "
                  "the checker. *CLI* is the wall time of `llmopt simulate FILE --policy mc-sf --json` in a fresh "
                  "process, start-up included. Target: CLI / work ≤ 2.", "",
-                 "| instance | policy | work (s) | CLI (s) | CLI / work |", "|---|---|---:|---:|---:|"]
-        lines += [f"| {r['instance']} | {r['policy']} | {r['work_s']:.2f} | {r['cli_s']:.2f} | {r['ratio']:.2f} |"
-                  for r in rows]
+                 "| instance | policy | work (s) | CLI (s) | CLI / work | NumPy / pydantic loaded |",
+                 "|---|---|---:|---:|---:|---|"]
+        lines += [f"| {r['instance']} | {r['policy']} | {r['work_s']:.2f} | {r['cli_s']:.2f} | {r['ratio']:.2f} | "
+                  f"{', '.join(r['loaded']) or 'neither'} |" for r in rows]
         lines += ["", f"- `llmopt --help`: {help_s:.2f} s wall; `python -c \"import llmopt\"`: {import_s:.2f} s; "
                   f"a bare `python -c pass`: {python_s:.2f} s.",
                   f"- Heavy packages loaded by `import llmopt.cli.main`: {', '.join(heavy) or 'none'} "

@@ -42,7 +42,8 @@ from llmopt.model.instance import Instance
 from llmopt.opt.bounds import BoundContext, compute_bound, energy_certificate
 from llmopt.opt.upper_bounds import SearchContext, find_schedule
 from llmopt.policies import make_policy
-from llmopt.verify.checker import check_energy_certificate, check_schedule
+from llmopt.verify.checker import check_schedule
+from llmopt.verify.energy_certificate import check_energy_certificate
 from llmopt.workloads import make_instance
 
 OUT = Path(__file__).resolve().parent.parent / "results" / "energy_bound"

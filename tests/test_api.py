@@ -65,6 +65,24 @@ def test_cli_start_up_with_no_plug_ins_imports_no_registry_module_nor_numpy():
     assert modules & heavy_registries == set()
 
 
+def test_a_discrete_simulate_command_loads_neither_numpy_nor_pydantic(tmp_path):
+    """The command line's hot path (issue 21: a 10,000-request ``simulate`` within 2× of its work):
+    the schedule checker is NumPy-free and typer is pinned below 0.26, which would pass every
+    option through pydantic (+0.1 s a command, ``results/cli_startup``). Breakage caught: NumPy
+    back in ``llmopt.verify.checker``; a typer upgrade past the pin."""
+    from llmopt.model.instance import Instance, save_instance
+
+    path = tmp_path / "inst.json"
+    save_instance(Instance.from_tuples(10, [(0, 2, 3), (1, 2, 6), (1, 3, 2)]), path)
+    code = ("import sys, json; from llmopt.cli.main import app\n"
+            f"try: app(['simulate', {str(path)!r}, '--policy', 'mc-sf', '--json'])\n"
+            "except SystemExit as e: assert e.code in (0, None), e.code\n"
+            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)")
+    err = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stderr
+    modules = {m.split(".")[0] for m in json.loads(err.splitlines()[-1])}
+    assert "llmopt" in modules and modules & {"numpy", "pydantic"} == set()
+
+
 def test_api_names_resolve_and_are_documented():
     for name in llmopt.__all__:
         obj = getattr(llmopt, name)

@@ -286,7 +286,7 @@ def check_windows(name: str) -> list[str]:
     """Windows stage ``name`` returns windows that contain the checker's own windows (so a
     model built on them keeps an optimal schedule) on :func:`reference_instances`."""
     from llmopt.model.windows import WINDOWS, StartWindows
-    from llmopt.verify.checker import certified_windows
+    from llmopt.verify.certificates import certified_windows
 
     problems = []
     for label, (inst, _opt) in reference_instances().items():

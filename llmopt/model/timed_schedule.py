@@ -97,7 +97,7 @@ class TimedSchedule:
         return np.asarray(self.memory.values(self.memory.origin + 1, self.memory.origin + 1 + k), dtype=np.int64)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form; what :func:`llmopt.verify.checker.check_timed_schedule` reads back."""
+        """JSON form; what :func:`llmopt.verify.timed.check_timed_schedule` reads back."""
         return {
             "clock": "seconds",
             "policy": self.policy,

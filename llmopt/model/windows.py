@@ -9,7 +9,7 @@ entry-point group ``llmopt.windows``).
 Times are absolute (an instance whose arrivals are Unix timestamps gets windows around
 those timestamps); formulations shift them to their own origin.
 
-The independent checker (:func:`llmopt.verify.checker.certified_windows`) derives the same
+The independent checker (:func:`llmopt.verify.certificates.certified_windows`) derives the same
 windows on its own from a schedule it has verified, and the pipeline uses a MIP bound
 only when the formulation's windows contain the checker's.
 """

@@ -3,7 +3,7 @@
 A provider is a function ``(instance, context: BoundContext) -> BoundResult`` registered
 in :data:`BOUNDS` (third-party providers join through the entry-point group
 ``llmopt.opt.bounds``). Providers turn solver output into multipliers ``λ >= 0`` of the
-memory rows; the independent checker (:func:`llmopt.verify.checker.check_lower_bound_certificate`)
+memory rows; the independent checker (:func:`llmopt.verify.certificates.check_lower_bound_certificate`)
 turns ``λ`` into the number that is reported, over start windows it derives itself from
 the instance and the verified upper-bound schedule in the context. So a reported bound
 never rests on a solver's word, nor on windows handed in by the caller.
@@ -34,7 +34,7 @@ Providers:
 ``zone-lp``
     The LP relaxation plus the *peak-zone* rows of :mod:`llmopt.formulations.zones` (a valid inequality that
     keeps the ramps of the requests with ``s_i + o_i >= M/2`` whole); the memory-row and zone-row
-    duals are the certificate, checked by :func:`llmopt.verify.checker.check_zone_certificate`.
+    duals are the certificate, checked by :func:`llmopt.verify.zone_certificate.check_zone_certificate`.
 ``energy``
     A combinatorial bound from memory-time "energy" and a shortest-remaining-energy-first
     fluid schedule (:func:`energy_bound`), certified by that schedule's completion order;
@@ -66,7 +66,8 @@ from llmopt.model.result import SolveResult, SolveStatus
 from llmopt.model.tolerance import LAMBDA_DUAL_TOL, agree, integer_lower_bound
 from llmopt.model.windows import StartWindows, start_windows
 from llmopt.solvers.base import Capability
-from llmopt.verify.checker import CertificateError, check_lower_bound_certificate, check_schedule
+from llmopt.verify.certificates import CertificateError, check_lower_bound_certificate
+from llmopt.verify.checker import check_schedule
 
 __all__ = [
     "BoundContext",
@@ -416,11 +417,11 @@ def zone_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     """The LP relaxation of the hindsight IP with the peak-zone rows of :mod:`llmopt.formulations.zones`.
 
     The rows are valid for every feasible schedule (theorem and proof in :mod:`llmopt.formulations.zones`,
-    proved again in :func:`llmopt.verify.checker.certified_zones`), so the LP stays a relaxation; the
+    proved again in :func:`llmopt.verify.zone_certificate.certified_zones`), so the LP stays a relaxation; the
     split is ``h = ⌈M/2⌉`` (adding the rows of other splits raised the LP by less than 1 % on the
     four instances tried during development: AM1 n = 20, 24 and two J §5.1 trials). The duals of
     the memory rows (``λ``) and of the zone rows (``μ``) are the certificate;
-    :func:`llmopt.verify.checker.check_zone_certificate` recomputes the Lagrangian value over its own
+    :func:`llmopt.verify.zone_certificate.check_zone_certificate` recomputes the Lagrangian value over its own
     windows and zones. Column bounds are dropped as in :func:`_relaxation_bound`.
 
     Dominance: ``>= lp`` over the same windows (the same LP with more rows); no order is proved
@@ -428,7 +429,7 @@ def zone_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundR
     """
     from llmopt.formulations.hindsight_ip import estimate_size, formulate
     from llmopt.formulations.zones import default_split, with_zone_rows, zone_model_size
-    from llmopt.verify.checker import check_zone_certificate
+    from llmopt.verify.zone_certificate import check_zone_certificate
 
     ctx = ctx or BoundContext()
     t0 = time.perf_counter()
@@ -508,7 +509,7 @@ BOUNDS.register("zone-lp", "llmopt.opt.bounds:zone_lp_bound",
 
 @dataclass(frozen=True)
 class EnergyCertificate:
-    """What :func:`llmopt.verify.checker.check_energy_certificate` needs to certify the energy bound.
+    """What :func:`llmopt.verify.energy_certificate.check_energy_certificate` needs to certify the energy bound.
 
     Attributes
     ----------
@@ -629,12 +630,12 @@ def energy_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundRe
     where it loses against OPT.
 
     Certificate. :func:`energy_certificate` computes SRPT (heap of remaining energies) and its
-    completion order; :func:`llmopt.verify.checker.check_energy_certificate` re-builds the
+    completion order; :func:`llmopt.verify.energy_certificate.check_energy_certificate` re-builds the
     priority-list schedule of that order with code of its own, checks it is shortest-remaining-
     energy-first, recomputes the value, and rejects a claim above it. ``O(n log n)``: a
     10,000-request trace instance takes a few hundredths of a second. The context is not used.
     """
-    from llmopt.verify.checker import check_energy_certificate
+    from llmopt.verify.energy_certificate import check_energy_certificate
 
     t0 = time.perf_counter()
     cert = energy_certificate(instance)

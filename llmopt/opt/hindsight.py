@@ -63,7 +63,8 @@ from llmopt.opt.upper_bounds import (
     find_schedule,
 )
 from llmopt.solvers import DEFAULT_SOLVER, Capability, get_solver
-from llmopt.verify.checker import certified_windows, check_schedule
+from llmopt.verify.certificates import certified_windows
+from llmopt.verify.checker import check_schedule
 
 __all__ = ["HindsightResult", "PipelineInterrupted", "solve_hindsight", "upper_bound_schedules", "DEFAULT_MAX_NNZ",
            "DEFAULT_BOUNDS"]

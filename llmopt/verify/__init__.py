@@ -4,6 +4,9 @@ It imports only :mod:`llmopt.model` (``tests/test_layers.py`` enforces it): it s
 with the engines, the policies, the formulations or the bound providers whose output it
 verifies.
 
-* :mod:`~llmopt.verify.checker` — discrete-time schedules and the lower-bound certificates;
+* :mod:`~llmopt.verify.checker` — discrete-time schedules (no NumPy: the command line's hot path);
+* :mod:`~llmopt.verify.certificates` — start windows and the memory-row dual bound ``λ``;
+* :mod:`~llmopt.verify.zone_certificate` — ``λ`` with peak-zone multipliers ``μ``;
+* :mod:`~llmopt.verify.energy_certificate` — the energy bound's priority order;
 * :mod:`~llmopt.verify.timed` — continuous-time schedules (batch clock, cost model).
 """

@@ -1,12 +1,12 @@
-"""The independent checker: verify schedules and lower-bound certificates from the Instance alone.
+"""The independent checker of discrete-time schedules: feasibility and TEL from the Instance alone.
 
 DESIGN §3 ("Checker"): every schedule and every solver solution is re-verified from the
 :class:`~llmopt.model.instance.Instance` alone, and every lower bound carries what certifies it.
 To stay independent this module imports nothing from the simulator, the policies, the
 look-ahead module or the formulations — only :mod:`llmopt.model.instance`, the constants of
-:mod:`llmopt.model.tolerance` (a leaf module), numpy and the standard library. It is the only
-place where solver output becomes a *certified* number. Its memory accounting is written
-from the model of DESIGN §1 directly:
+:mod:`llmopt.model.tolerance` (a leaf module) and the standard library (not even NumPy: a
+command-line ``simulate`` verifies its schedule without paying NumPy's import). Its memory
+accounting is written from the model of DESIGN §1 directly:
 
 * a request that starts at step ``k`` completes at ``c = k + o`` and holds
   ``s + (t − k)`` KV-cache tokens at every integer time ``t = k+1 … k+o`` (0 otherwise);
@@ -14,37 +14,28 @@ from the model of DESIGN §1 directly:
   total usage is ``<= M`` at every integer time;
 * ``TEL = Σ_i (k_i + o_i − a_i)``.
 
-Two checks are provided:
-
 :func:`check_schedule`
     Feasibility and TEL of a schedule ``{request id: final start}`` and its evictions, if
     any (the memory an evicted run held before its eviction counts). The time axis is
     sparse, so arrivals may be Unix timestamps and outputs millions of tokens long.
-:func:`check_lower_bound_certificate`
-    The weak-duality lower bound certified by a vector ``λ >= 0`` of memory-row
-    multipliers (DIGEST §1.3, "General dual"), over start windows this module derives
-    itself (:func:`certified_windows`) from the instance and a schedule it has verified —
-    never from windows handed in by the caller.
-:func:`check_zone_certificate`
-    The same with a second family of multipliers ``μ >= 0`` on the *peak-zone* rows, whose
-    validity (:func:`certified_zones`) is proved here from DESIGN §1.
+
+The lower-bound certificates are checked beside it: :mod:`llmopt.verify.certificates` (memory
+multipliers ``λ`` over certified windows), :mod:`llmopt.verify.zone_certificate` (``λ`` and
+peak-zone multipliers ``μ``) and :mod:`llmopt.verify.energy_certificate` (the energy bound's order).
 """
 
 from __future__ import annotations
 
 import bisect
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from llmopt.model.instance import Instance
-from llmopt.model.tolerance import LAMBDA_CHECK_TOL
 
-__all__ = ["CheckReport", "CertificateError", "check_schedule", "check_lower_bound_certificate", "certificate_horizon",
-           "certified_windows"]
+__all__ = ["CheckReport", "check_schedule"]
 
 #: How many violations a :class:`CheckReport` lists before summarising the rest.
 MAX_VIOLATIONS = 20
@@ -126,12 +117,15 @@ def _as_start(value: Any) -> tuple[int | None, str | None]:
 
     Returns ``(start, None)`` or ``(None, reason)``.
     """
-    if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
-        items = list(value.ravel()) if isinstance(value, np.ndarray) else list(value)
+    np = sys.modules.get("numpy")  # a NumPy array can only reach here if NumPy is loaded
+    if np is not None and isinstance(value, np.ndarray):
+        value = list(value.ravel())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
         if len(items) != 1:
             return None, f"has {len(items)} starts; exactly one is required (the model is non-preemptive)"
         value = items[0]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):  # NumPy's bool_ is not Integral
         return None, f"has start {value!r}, which is not an integer"
     return int(value), None
 
@@ -146,7 +140,7 @@ def _as_eviction(item: Any) -> tuple[Any, Any, Any]:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def check_schedule(
@@ -275,28 +269,39 @@ def check_schedule(
     origin = min([first, *run_k]) if run_k else first
     segments: tuple[tuple[int, int, int], ...] = ()
     if run_k:
-        k_arr = np.asarray(run_k, dtype=np.int64) - origin  # times relative to the origin: small numbers
-        e_arr = np.asarray(run_end, dtype=np.int64) - origin
-        base = np.asarray(run_s, dtype=np.int64) - k_arr
-        bps, inv = np.unique(np.concatenate([k_arr, e_arr]), return_inverse=True)
-        dc = np.zeros(bps.size, dtype=np.int64)
-        ds = np.zeros(bps.size, dtype=np.int64)
-        np.add.at(dc, inv, np.concatenate([base, -base]))
-        np.add.at(ds, inv, np.concatenate([np.ones_like(base), -np.ones_like(base)]))
-        C = np.cumsum(dc)
-        S = np.cumsum(ds)  # usage is C[i] + S[i]·τ on (bps[i], bps[i+1]], τ relative
-        segments = tuple(zip(bps.tolist(), C.tolist(), S.tolist()))
+        # usage is C + S·τ on each segment (bps[i], bps[i+1]], τ relative to the origin: a run
+        # (k, e] of prompt s adds s − k per unit of C and 1 to S on (k, e]
+        delta: dict[int, list[int]] = {}
+        for k, e, s in zip(run_k, run_end, run_s):
+            k, e = k - origin, e - origin
+            dk = delta.setdefault(k, [0, 0])
+            dk[0] += s - k
+            dk[1] += 1
+            de = delta.setdefault(e, [0, 0])
+            de[0] -= s - k
+            de[1] -= 1
+        bps = sorted(delta)
+        C: list[int] = []
+        S: list[int] = []
+        c = n_run = 0
+        for bp in bps:
+            dc, ds = delta[bp]
+            c += dc
+            n_run += ds
+            C.append(c)
+            S.append(n_run)
+        segments = tuple(zip(bps, C, S))
         M = instance.M
-        right = C[:-1] + S[:-1] * bps[1:]  # usage at each segment's right end: its maximum
-        over = np.flatnonzero(right > M)
-        if over.size:
-            lo = bps[over] + 1
-            # first overflowing time of each segment: usage is nondecreasing on it
-            first_over = np.where(S[over] > 0, (M - C[over]) // np.maximum(S[over], 1) + 1, lo)
-            first_over = np.maximum(first_over, lo)
-            counts = bps[over + 1] - first_over + 1
-            remaining = int(counts.sum())
-            for seg, tau0, cnt in zip(over.tolist(), first_over.tolist(), counts.tolist()):
+        # usage at a segment's right end is its maximum (S >= 0): the overflowing segments
+        over = [i for i in range(len(bps) - 1) if C[i] + S[i] * bps[i + 1] > M]
+        if over:
+            first_over = []  # first overflowing time of each: usage is nondecreasing on a segment
+            for i in over:
+                lo = bps[i] + 1
+                first_over.append(max((M - C[i]) // S[i] + 1 if S[i] > 0 else lo, lo))
+            counts = [bps[i + 1] - f + 1 for i, f in zip(over, first_over)]
+            remaining = sum(counts)
+            for seg, tau0, cnt in zip(over, first_over, counts):
                 # the running set is the same at every time of a segment: name it once
                 t_first = tau0 + origin
                 running = list(dict.fromkeys(run_ids[j] for j in range(len(run_ids))
@@ -326,407 +331,20 @@ def check_schedule(
                        origin=origin, recomputed_tokens=recomputed, segments=segments)
 
 
-# --- lower-bound certificates -------------------------------------------------------------------
+#: The certificate checks that lived in this module until the certificates got modules of their own;
+#: still reachable here (and at the old path ``llmopt.checker``) for one release.
+_MOVED_TO = {"CertificateError": "certificates", "certificate_horizon": "certificates",
+             "certified_windows": "certificates", "check_lower_bound_certificate": "certificates",
+             "certified_zones": "zone_certificate", "check_zone_certificate": "zone_certificate",
+             "check_energy_certificate": "energy_certificate"}
 
 
-class CertificateError(ValueError):
-    """A certificate (multipliers, or the schedule its windows rest on) is malformed or infeasible."""
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED_TO:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    import warnings
 
-
-def certificate_horizon(instance: Instance) -> int:
-    """Return ``T_c = max_i a_i + Σ_i o_i``, the default completion horizon of the certificate.
-
-    Some optimal schedule completes by ``T_c``: in an optimal schedule no step
-    ``t >= max_i a_i`` before the makespan can be idle (otherwise shifting every later
-    request ``d`` steps earlier keeps memory and arrivals feasible and lowers TEL), so
-    the steps of ``[max a, makespan)`` each process a request, and there are at most
-    ``Σ o_i`` of them. Hence the windows ``a_i … T_c − o_i`` contain an optimal schedule.
-    (Derived here independently of the formulations, as the checker must be.)
-    """
-    if instance.n == 0:
-        return 0
-    return max(r.arrival for r in instance.requests) + sum(r.output for r in instance.requests)
-
-
-def certified_windows(instance: Instance, upper_bound_starts: Mapping[str, Any] | None = None
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Start windows ``lo_i … hi_i`` that contain an optimal schedule, derived here alone.
-
-    Without a schedule: ``a_i … T_c − o_i`` (:func:`certificate_horizon`). With
-    ``upper_bound_starts`` — a schedule this function first verifies with
-    :func:`check_schedule` — of TEL ``U``: ``a_i … min(a_i + U − Σ o, T_c − o_i)``.
-
-    Proof of the second form. In an optimal schedule ``Σ_j (k_j − a_j) = OPT − Σ o <= U − Σ o``,
-    and every wait is ``>= 0``, so each single wait is ``<= U − Σ o``. An optimal schedule of
-    minimum makespan satisfies both this and the horizon. ∎
-
-    Raises
-    ------
-    CertificateError
-        If ``upper_bound_starts`` is not a feasible schedule of the instance.
-    """
-    a = np.array([r.arrival for r in instance.requests], dtype=np.int64)
-    o = np.array([r.output for r in instance.requests], dtype=np.int64)
-    hi = certificate_horizon(instance) - o
-    if upper_bound_starts is not None:
-        report = check_schedule(instance, upper_bound_starts)
-        if not report.ok or report.tel is None:
-            why = report.violations[0] if report.violations else "infeasible"
-            raise CertificateError(f"the upper-bound schedule the windows rest on is rejected: {why}")
-        hi = np.minimum(hi, a + (report.tel - int(o.sum())))
-    return a, hi
-
-
-def _multipliers(lam: Any, tol: float, name: str = "λ") -> tuple[np.ndarray, np.ndarray]:
-    """``(times, values)`` sorted by time, validated (integer times, finite, ``λ >= −tol``), clamped at 0.
-
-    Accepts a mapping ``{t: λ_t}``, a pair ``(times, values)`` of sequences, or a 1-D array indexed
-    by time (``lam[t] = λ_t``, index 0 is time 0)."""
-    if isinstance(lam, Mapping):
-        keys, vals = list(lam.keys()), [lam[k] for k in lam]
-    elif isinstance(lam, tuple) and len(lam) == 2:
-        keys, vals = list(np.asarray(lam[0]).ravel()), list(np.asarray(lam[1], dtype=float).ravel())
-        if len(keys) != len(vals):
-            raise CertificateError(f"{name} has {len(keys)} times but {len(vals)} values")
-    else:
-        vals = list(np.asarray(lam, dtype=float).ravel())
-        keys = list(range(len(vals)))
-    for t in keys:
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral):
-            raise CertificateError(f"{name} key {t!r} is not an integer time")
-    times = np.asarray(keys, dtype=np.int64)
-    values = np.asarray(vals, dtype=float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CertificateError(f"{name} at time {int(times[i])} is {values[i]!r}, not a finite number")
-    neg = values < -tol
-    if neg.any():
-        i = int(np.flatnonzero(neg)[0])
-        raise CertificateError(f"{name} at time {int(times[i])} is {values[i]!r} < 0; a certificate needs {name} >= 0")
-    order = np.argsort(times, kind="stable")
-    times, values = times[order], np.maximum(values[order], 0.0)
-    if times.size > 1 and np.any(times[1:] == times[:-1]):
-        t = int(times[1:][times[1:] == times[:-1]][0])
-        raise CertificateError(f"{name} is given twice at time {t}")
-    return times, values
-
-
-def check_lower_bound_certificate(
-    instance: Instance,
-    lam: Any,
-    upper_bound_starts: Mapping[str, Any] | None = None,
-    *,
-    tol: float = LAMBDA_CHECK_TOL,
-) -> float:
-    """Recompute the lower bound on OPT certified by memory-row multipliers ``λ >= 0``.
-
-    For any ``λ_t >= 0`` and any start windows ``K_i`` that contain an optimal schedule
-    (weak duality of the hindsight LP, DIGEST §1.3 "General dual")::
-
-        bound(λ) = C + Σ_i min_{k ∈ K_i} ( k + Σ_{τ=k+1}^{k+o_i} (s_i + τ − k)·λ_τ ) − M·Σ_t λ_t,
-        C = Σ_i (o_i − a_i).
-
-    Proof. Let ``k_i ∈ K_i`` be the starts of an optimal schedule, ``m_t`` its memory at
-    time ``t``. Then ``m_t <= M`` gives ``Σ_t λ_t (m_t − M) <= 0``, so
-    ``OPT = C + Σ_i k_i >= C + Σ_i k_i + Σ_t λ_t m_t − M Σ_t λ_t``; and
-    ``Σ_t λ_t m_t = Σ_i Σ_{τ=k_i+1}^{k_i+o_i} (s_i + τ − k_i) λ_τ``, so each request's term
-    is at least its minimum over ``K_i``. ∎
-
-    The windows are never taken from the caller: they are :func:`certified_windows`,
-    derived here from the instance and, if given, a schedule this module verifies first.
-
-    Evaluation. For one request the inner cost ``f(k)`` is linear in ``k`` on every run of
-    ``k`` over which the set ``{τ : λ_τ > 0, k < τ <= k + o}`` stays the same, so its minimum
-    over a window is attained at the window's ends or where that set changes
-    (``k ∈ {τ−o−1, τ−o, τ−1, τ}``). Wide windows are evaluated at those points only, narrow ones
-    at every ``k``; either way the minimum is exact and the cost does not depend on where the
-    time origin lies (arrivals may be Unix timestamps).
-
-    Parameters
-    ----------
-    instance : Instance
-    lam : mapping {t: λ_t}, pair ``(times, values)``, or array indexed by time (``lam[t] = λ_t``)
-        Multipliers of the memory rows; times not given count as 0. A multiplier at a time
-        when nothing can run only lowers the bound.
-    upper_bound_starts : mapping, optional
-        A feasible schedule; its TEL narrows the windows (and so raises the bound).
-    tol : float
-        Negative multipliers down to ``−tol`` are clamped to 0 (solver round-off).
-
-    Returns
-    -------
-    float
-        ``bound(λ)``.
-
-    Raises
-    ------
-    CertificateError
-        If some ``λ_t < −tol``, is not finite, or sits at a non-integer time (the message
-        names the time), or ``upper_bound_starts`` is not a feasible schedule.
-    """
-    times, values = _multipliers(lam, tol)
-    total_lambda = float(np.sum(values, dtype=np.longdouble))
-    if instance.n == 0:
-        return -instance.M * total_lambda
-    lo, hi = certified_windows(instance, upper_bound_starts)
-    origin = int(lo.min())
-    rel = times - origin
-    prefix = _prefix_sums(times, values, origin)
-    groups: dict[tuple[int, int, int, int], int] = {}
-    for i, r in enumerate(instance.requests):
-        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin)
-        groups[key] = groups.get(key, 0) + 1
-    total = np.longdouble(0.0)
-    for (s, o, k_lo, k_hi), count in groups.items():
-        i0 = np.searchsorted(rel, k_lo, side="left")
-        i1 = np.searchsorted(rel, k_hi + o + 1, side="right")
-        near = rel[i0:i1]
-        if k_hi - k_lo + 1 <= 4 * near.size + 2:
-            k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
-        else:
-            cand = np.concatenate([near - o - 1, near - o, near - 1, near, [k_lo, k_hi]])
-            k = np.unique(cand[(cand >= k_lo) & (cand <= k_hi)])
-        a0, a1 = prefix(k)
-        b0, b1 = prefix(k + o)
-        kl = k.astype(np.longdouble)
-        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
-        total += count * cost.min()
-    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    return float(C + total - instance.M * np.longdouble(total_lambda))
-
-
-def _prefix_sums(times: np.ndarray, values: np.ndarray, origin: int):
-    """``prefix(x) = (Σ_{t <= x} λ_t, Σ_{t <= x} (t − origin)·λ_t)`` for relative times ``x`` (arrays),
-    in extended precision; ``times`` sorted."""
-    lv = values.astype(np.longdouble)
-    c0 = np.concatenate([[0.0], np.cumsum(lv)]).astype(np.longdouble)  # c0[j] = Σ of the first j λ's
-    c1 = np.concatenate([[0.0], np.cumsum((times - origin).astype(np.longdouble) * lv)]).astype(np.longdouble)
-
-    def prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        j = np.searchsorted(times, x + origin, side="right")  # number of λ times <= x
-        return c0[j], c1[j]
-
-    return prefix
-
-
-# --- the zone-LP certificate (memory and peak-zone multipliers) ---------------------------------
-
-
-def certified_zones(instance: Instance, split: Any) -> dict[int, tuple[int, int]]:
-    """``{position: (a_i, b_i)}``: the peak zones of split ``h``, derived here from DESIGN §1 alone.
-
-    Zone set ``Z = {i : s_i + o_i >= max(h, M − h), s_i <= h}``; for ``i ∈ Z``, with ``σ_i`` the
-    largest prompt of the *other* members (0 if none), ``a_i = s_i + o_i − h`` and
-    ``b_i = max(0, min(s_i + o_i − M + h, h − σ_i))``; the zone of ``i`` is the integer times
-    ``(C_i − a_i, C_i + b_i]``, ``C_i`` its completion.
-
-    Why no two zones meet in a feasible schedule. Let ``C_j <= C_i``. If ``i`` starts at or after
-    ``C_j``, then ``C_i − C_j >= o_i = a_i + h − s_i >= a_i + b_j`` (``s_i <= σ_j``). Otherwise ``i``
-    runs at time ``C_j`` (it started before and has not completed) with ``s_i + o_i − (C_i − C_j)``
-    tokens beside ``j``'s ``s_j + o_j``; memory ``<= M`` gives
-    ``C_i − C_j >= (s_i + o_i − h) + (s_j + o_j − M + h) >= a_i + b_j``. Either way
-    ``C_i − a_i >= C_j + b_j``. ∎ (The ``>= max(h, M − h)`` condition keeps ``a_i`` and the second
-    lag non-negative; ``s_i <= h`` keeps the first.)
-
-    Raises
-    ------
-    CertificateError
-        If ``split`` is not an integer with ``0 < split < M``.
-    """
-    M = instance.M
-    if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Integral) or not 0 < int(split) < M:
-        raise CertificateError(f"zone split {split!r} is not an integer between 1 and M − 1 = {M - 1}")
-    h = int(split)
-    inside = [(i, r.prompt, r.prompt + r.output) for i, r in enumerate(instance.requests)
-              if r.prompt + r.output >= max(h, M - h) and r.prompt <= h]
-    top = sorted((s for _, s, _ in inside), reverse=True)[:2]
-    zones = {}
-    for i, s, p in inside:
-        others_max = top[1] if (s == top[0] and len(top) > 1) else (0 if s == top[0] else top[0])
-        zones[i] = (p - h, max(0, min(p - M + h, h - others_max)))
-    return zones
-
-
-def check_zone_certificate(
-    instance: Instance,
-    lam: Any,
-    mu: Any,
-    split: Any,
-    upper_bound_starts: Mapping[str, Any] | None = None,
-    *,
-    tol: float = LAMBDA_CHECK_TOL,
-) -> float:
-    """Recompute the lower bound on OPT certified by memory multipliers ``λ`` and zone multipliers ``μ``.
-
-    For the peak zones of split ``h`` (:func:`certified_zones`, which proves that at most one zone
-    covers each time in any feasible schedule), any ``λ_t, μ_τ >= 0`` and start windows ``K_i``
-    that contain an optimal schedule::
-
-        bound = C + Σ_i min_{k ∈ K_i} ( k + Σ_{τ=k+1}^{k+o_i} (s_i + τ − k)·λ_τ
-                                          + [i ∈ Z] Σ_{τ=k+o_i−a_i+1}^{k+o_i+b_i} μ_τ )
-                − M·Σ_t λ_t − Σ_τ μ_τ,          C = Σ_i (o_i − a_i).
-
-    Proof: as in :func:`check_lower_bound_certificate`, adding ``Σ_τ μ_τ (z_τ − 1) <= 0`` for the
-    optimal schedule's zone counts ``z_τ <= 1``. ∎ The windows are :func:`certified_windows`;
-    every ``k`` of every window is evaluated (identical requests once), so the cost is the total
-    window width, which the stage keeps to LP-sized instances.
-
-    Raises
-    ------
-    CertificateError
-        On a bad ``λ`` or ``μ`` (negative beyond ``tol``, not finite, non-integer time, given
-        twice), a bad ``split``, or an infeasible ``upper_bound_starts``.
-    """
-    lt, lv = _multipliers(lam, tol)
-    mt, mv = _multipliers(mu, tol, "μ")
-    zones = certified_zones(instance, split)
-    total = -instance.M * np.sum(lv, dtype=np.longdouble) - np.sum(mv, dtype=np.longdouble)
-    if instance.n == 0:
-        return float(total)
-    lo, hi = certified_windows(instance, upper_bound_starts)
-    origin = int(lo.min())
-    mem = _prefix_sums(lt, lv, origin)
-    zone = _prefix_sums(mt, mv, origin)
-    groups: dict[tuple[int, int, int, int, int, int], int] = {}
-    for i, r in enumerate(instance.requests):
-        a, b = zones.get(i, (0, 0))
-        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin, a, b)
-        groups[key] = groups.get(key, 0) + 1
-    for (s, o, k_lo, k_hi, a, b), count in groups.items():
-        k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
-        a0, a1 = mem(k)
-        b0, b1 = mem(k + o)
-        kl = k.astype(np.longdouble)
-        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
-        if a + b > 0:
-            cost = cost + zone(k + o + b)[0] - zone(k + o - a)[0]
-        total += count * cost.min()
-    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    return float(C + total)
-
-
-# --- the energy bound's certificate (a priority order of the fluid relaxation) ------------------
-
-
-def check_energy_certificate(instance: Instance, order: Any, claimed: Any = None) -> int:
-    """Verify the energy bound's certificate and return the bound on ``OPT`` (TEL) it certifies.
-
-    Derived here from DESIGN §1 alone (nothing is taken from :mod:`llmopt.opt.bounds`). A request
-    started at ``k`` holds ``s + (t − k)`` tokens at ``t = k+1 … k+o``, so in any feasible
-    schedule it puts its whole *energy* ``E = Σ_{j=1..o} (s + j) = s·o + o(o+1)/2`` into the
-    integer times ``t`` with ``a < t <= c`` (its completion ``c``), while the memory rows give
-    at most ``M`` per time. Relaxing "the usage profile is ``s+1 … s+o`` on ``o`` consecutive
-    times" to "any amount at any time in ``(a, c]``" gives a *fluid* schedule. The
-    shortest-remaining-energy-first fluid schedule (SRPT) completes, by every integer time
-    ``T``, at least as many requests as any fluid schedule — so at least as many as any
-    feasible schedule completes by ``T`` (proof in :func:`llmopt.opt.bounds.energy_bound`). With
-    ``e_(k)`` the ``k``-th smallest SRPT completion and ``q_(k)`` the ``k``-th smallest of
-    ``a_i + o_i``, the ``k``-th smallest completion of any feasible schedule is
-    ``>= max(e_(k), q_(k))``, and ``OPT >= Σ_k max(e_(k), q_(k)) − Σ_i a_i``.
-
-    The certificate is ``order``, a priority list of the request ids. This function builds the
-    preemptive *priority-list* fluid schedule of ``order`` — each unit of capacity, times
-    ``1, 2, …`` with ``M`` each, goes to the first request in ``order`` that has arrived
-    (``a < t``) and is not done — and checks that it *is* an SRPT schedule: whenever a request
-    is picked (after a completion, or when arrivals join) its remaining energy is the least of
-    all arrived, unfinished requests (ties either way). Between two such events the picked
-    request's remaining energy only falls and nobody else's changes, so the check at the events
-    suffices. A request completes at time ``ceil(q / M)`` where ``q`` is the cumulative
-    capacity position at which its energy runs out (times are counted from the first arrival).
-
-    An SRPT schedule's completion order is such a priority list (a request SRPT serves while
-    another is waiting finishes first), which is how :func:`llmopt.opt.bounds.energy_certificate`
-    makes one; any list that passes the check certifies the same value (all SRPT schedules
-    complete equally many requests by every ``T``).
-
-    Parameters
-    ----------
-    instance : Instance
-    order : sequence of str
-        Every request id exactly once.
-    claimed : number, optional
-        The value the certificate claims; rejected if above the value verified here.
-
-    Returns
-    -------
-    int
-        ``Σ_k max(e_(k), q_(k)) − Σ_i a_i``, a lower bound on every feasible schedule's TEL.
-
-    Raises
-    ------
-    CertificateError
-        If ``order`` is not a permutation of the instance's ids, if its priority-list schedule
-        serves a request while another arrived, unfinished one has strictly less energy left
-        (naming both), or if ``claimed`` exceeds the verified value.
-    """
-    reqs = instance.requests
-    n, M = len(reqs), instance.M
-    if isinstance(order, (str, bytes)):
-        raise CertificateError("the energy certificate's order must be a sequence of request ids, not a string")
-    order = list(order)
-    index = {r.id: i for i, r in enumerate(reqs)}
-    rank = [-1] * n
-    for pos, rid in enumerate(order):
-        i = index.get(rid) if isinstance(rid, str) else None
-        if i is None:
-            raise CertificateError(f"energy certificate: position {pos} names {rid!r}, not a request of the instance")
-        if rank[i] >= 0:
-            raise CertificateError(f"energy certificate: request {rid!r} appears twice (positions {rank[i]} and {pos})")
-        rank[i] = pos
-    if len(order) != n:
-        missing = next(r.id for r, k in zip(reqs, rank) if k < 0)
-        raise CertificateError(f"energy certificate: {n - len(order)} request(s) missing from the order, "
-                               f"e.g. {missing!r}")
-    value = 0
-    if n:
-        origin = min(r.arrival for r in reqs)
-        left = [r.prompt * r.output + r.output * (r.output + 1) // 2 for r in reqs]  # energy not yet served
-        by_rank = [0] * n
-        for i, k in enumerate(rank):
-            by_rank[k] = i
-        arrive = sorted(range(n), key=lambda i: reqs[i].arrival)
-        rel = [reqs[i].arrival - origin for i in arrive]
-        # Arrived, unfinished requests, as sorted lists whose *last* entry is the one wanted:
-        waiting: list[int] = []  # −rank: the first of them in ``order`` is last
-        pending: list[tuple[int, int]] = []  # (−energy left, request): the least energy left is last
-        ends: list[int] = []  # completion times (relative), in completion order: nondecreasing
-        cap = 0  # capacity position: times 1..t have offered M·t units; (M(t-1), M·t] is time t
-        nxt = 0
-        while nxt < n or waiting:
-            if not waiting:
-                cap = max(cap, M * rel[nxt])
-            while nxt < n and M * rel[nxt] <= cap:  # arrived at a <= t − 1: may use times t >= a + 1
-                i = arrive[nxt]
-                bisect.insort(waiting, -rank[i])
-                bisect.insort(pending, (-left[i], i))
-                nxt += 1
-            stop = M * rel[nxt] if nxt < n else None  # next arrival: a new priority check then
-            while waiting and (stop is None or cap < stop):
-                i = by_rank[-waiting[-1]]
-                least, j = -pending[-1][0], pending[-1][1]
-                if left[i] > least:
-                    raise CertificateError(
-                        f"energy certificate: the order serves {reqs[i].id!r} ({left[i]} token-steps left) while "
-                        f"{reqs[j].id!r} has only {least} left at time {origin + cap // M}: not "
-                        "shortest-remaining-energy-first")
-                where = bisect.bisect_left(pending, (-left[i], i))
-                del pending[where]
-                if stop is None or cap + left[i] <= stop:
-                    cap += left[i]
-                    left[i] = 0
-                    waiting.pop()
-                    ends.append(-(-cap // M))
-                else:
-                    left[i] -= stop - cap
-                    cap = stop
-                    bisect.insort(pending, (-left[i], i))
-        release = sorted(r.arrival - origin + r.output for r in reqs)  # C_i >= a_i + o_i
-        value = sum(max(e, q) for e, q in zip(ends, release)) - sum(r.arrival - origin for r in reqs)
-    if claimed is not None:
-        if isinstance(claimed, (bool, np.bool_)) or not isinstance(claimed, numbers.Real) or \
-                not np.isfinite(float(claimed)):
-            raise CertificateError(f"energy certificate: claimed value {claimed!r} is not a finite number")
-        if float(claimed) > value:
-            raise CertificateError(f"energy certificate claims {claimed!r} but the order certifies only {value}")
-    return value
+    home = f"llmopt.verify.{_MOVED_TO[name]}"
+    warnings.warn(f"llmopt.verify.checker.{name} moved to {home}.{name}", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)

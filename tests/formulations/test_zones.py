@@ -54,7 +54,9 @@ from llmopt.model.instance import Instance
 from llmopt.model.tolerance import AGREEMENT_RTOL
 from llmopt.opt.bounds import BoundContext, compute_bound
 from llmopt.policies import make_policy
-from llmopt.verify.checker import CertificateError, certified_zones, check_schedule, check_zone_certificate
+from llmopt.verify.certificates import CertificateError
+from llmopt.verify.checker import check_schedule
+from llmopt.verify.zone_certificate import certified_zones, check_zone_certificate
 from llmopt.workloads import make_instance
 
 

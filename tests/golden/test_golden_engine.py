@@ -223,3 +223,15 @@ def test_cli_startup_heavy_modules() -> None:
     committed = json.loads((RESULTS / "cli_startup" / "results.json").read_text(encoding="utf-8"))["meta"]
     script = benchmark("cli_startup")
     assert script.heavy_modules_of("llmopt.cli.main") == committed["heavy_modules"] == []
+
+
+def test_cli_startup_modules_of_a_discrete_simulate(tmp_path) -> None:
+    """``results/cli_startup`` table, column "NumPy / pydantic loaded", discrete row: "neither"
+    (``modules_loaded_by_simulate``), recomputed on a small discrete instance."""
+    from llmopt.model.instance import Instance, save_instance
+
+    rows = json.loads((RESULTS / "cli_startup" / "results.json").read_text(encoding="utf-8"))["rows"]
+    discrete = [r for r in rows if r["instance"].startswith("discrete")]
+    path = tmp_path / "inst.json"
+    save_instance(Instance.from_tuples(10, [(0, 2, 3), (1, 2, 6)]), path)
+    assert benchmark("cli_startup").modules_loaded_by_simulate(path, "mc-sf") == discrete[0]["loaded"] == []

@@ -83,7 +83,8 @@ from llmopt.model.instance import Instance
 from llmopt.model.tolerance import AGREEMENT_RTOL
 from llmopt.opt.bounds import BOUNDS, BoundContext, compute_bound, run_bound
 from llmopt.policies import make_policy
-from llmopt.verify.checker import CertificateError, check_energy_certificate, check_lower_bound_certificate
+from llmopt.verify.certificates import CertificateError, check_lower_bound_certificate
+from llmopt.verify.energy_certificate import check_energy_certificate
 
 # --- 1. never above OPT on tiny instances ----------------------------------------------------------
 

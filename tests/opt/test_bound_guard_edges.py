@@ -22,7 +22,8 @@ from llmopt.model.result import SolveStatus
 from llmopt.model.schedule import Schedule
 from llmopt.model.windows import WINDOWS, StartWindows
 from llmopt.opt.hindsight import solve_hindsight
-from llmopt.verify.checker import certified_windows, check_schedule
+from llmopt.verify.certificates import certified_windows
+from llmopt.verify.checker import check_schedule
 
 INSTANCE = Instance.from_tuples(6, [(0, 2, 3), (0, 3, 2)], name="guard/M=6")
 LATE = {"r0": 0, "r1": 4}

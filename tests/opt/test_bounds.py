@@ -33,7 +33,8 @@ from llmopt.opt.bounds import (
 )
 from llmopt.policies import make_policy
 from llmopt.solvers.highs import HighsSolver
-from llmopt.verify.checker import check_lower_bound_certificate, check_schedule
+from llmopt.verify.certificates import check_lower_bound_certificate
+from llmopt.verify.checker import check_schedule
 
 # DIGEST §1.4: n, s, o, M, LP opt, closed-form D, paper's approx, ȳ, λ_1, last t with λ_t > 0, MC-SF TEL
 TABLE_1_4 = [

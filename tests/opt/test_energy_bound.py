@@ -59,7 +59,8 @@ from llmopt.engine.discrete import simulate
 from llmopt.model.instance import Instance
 from llmopt.opt.bounds import BOUNDS, EnergyCertificate, compute_bound, energy_bound, energy_certificate
 from llmopt.policies import make_policy
-from llmopt.verify.checker import CertificateError, check_energy_certificate
+from llmopt.verify.certificates import CertificateError
+from llmopt.verify.energy_certificate import check_energy_certificate
 
 # --- independent references written here ----------------------------------------------------------
 

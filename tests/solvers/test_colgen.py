@@ -24,7 +24,8 @@ from llmopt.policies.lp_order import LPSwap, SortedLP, lp_order
 from llmopt.solvers import colgen
 from llmopt.solvers.colgen import choose_bucket, solve_lp_colgen
 from llmopt.solvers.highs import HighsSolver
-from llmopt.verify.checker import check_lower_bound_certificate, check_schedule
+from llmopt.verify.certificates import check_lower_bound_certificate
+from llmopt.verify.checker import check_schedule
 
 
 def _full_lp(instance: Instance) -> float:

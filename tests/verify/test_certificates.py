@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from llmopt.engine.discrete import simulate
 from llmopt.model.instance import Instance, Request
 from llmopt.policies import make_policy
-from llmopt.verify.checker import (
+from llmopt.verify.certificates import (
     CertificateError,
     certificate_horizon,
     certified_windows,

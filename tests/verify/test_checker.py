@@ -19,20 +19,53 @@ from llmopt.verify.checker import CheckReport, check_schedule
 # --- independence ----------------------------------------------------------------------------
 
 
-def test_checker_imports_only_the_instance_module():
-    tree = ast.parse(Path(checker_mod.__file__).read_text())
+_STDLIB = {"numbers", "dataclasses", "typing", "collections.abc", "bisect", "math", "sys", "importlib", "warnings",
+           "__future__"}
+
+
+def _imports(module) -> set[str]:
     mods = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
         if isinstance(node, ast.Import):
             mods.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, "no relative imports in the checker"
             mods.add(node.module)
+    return mods
+
+
+@pytest.mark.parametrize("name", ["checker", "certificates", "zone_certificate", "energy_certificate"])
+def test_checker_imports_only_the_instance_module(name):
+    import importlib
+
+    mods = _imports(importlib.import_module(f"llmopt.verify.{name}"))
     llmopt_mods = {m for m in mods if m.split(".")[0] == "llmopt"}
     # llmopt.model.tolerance is a leaf module of constants (it imports nothing from llmopt)
-    assert llmopt_mods <= {"llmopt.model.instance", "llmopt.model.tolerance"}
-    assert mods <= {"llmopt.model.instance", "llmopt.model.tolerance", "numpy", "numbers", "dataclasses", "typing",
-                    "collections.abc", "bisect", "__future__"}
+    assert llmopt_mods <= {"llmopt.model.instance", "llmopt.model.tolerance", "llmopt.verify.checker",
+                           "llmopt.verify.certificates"}
+    assert mods - llmopt_mods <= _STDLIB | {"numpy"}
+
+
+def test_schedule_checker_runs_without_numpy():
+    """``llmopt simulate`` verifies its schedule on the command line's hot path: no NumPy import there."""
+    import subprocess
+    import sys
+
+    code = ("import sys, llmopt.verify.checker as c; from llmopt.model.instance import Instance; "
+            "r = c.check_schedule(Instance.from_tuples(10, [(0, 2, 3), (0, 2, 6)]), {'r0': 0, 'r1': 0}); "
+            "assert r.ok and r.tel == 9, r; print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    assert "numpy" not in _imports(checker_mod)
+
+
+def test_moved_certificate_names_still_reachable_from_the_checker():
+    from llmopt.verify import certificates
+
+    with pytest.warns(DeprecationWarning, match="moved to llmopt.verify.certificates"):
+        assert checker_mod.check_lower_bound_certificate is certificates.check_lower_bound_certificate
+    with pytest.raises(AttributeError):
+        checker_mod.no_such_name  # noqa: B018
 
 
 # --- feasible schedules ------------------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""The zone-LP certificate: memory multipliers ``λ`` and peak-zone multipliers ``μ``.
+
+Part of the independent checker (see :mod:`llmopt.verify`): the zones are proved valid here
+(:func:`certified_zones`) from DESIGN §1 alone, and the windows are
+:func:`~llmopt.verify.certificates.certified_windows`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from llmopt.model.instance import Instance
+from llmopt.model.tolerance import LAMBDA_CHECK_TOL
+from llmopt.verify.certificates import CertificateError, _multipliers, _prefix_sums, certified_windows
+
+__all__ = ["certified_zones", "check_zone_certificate"]
+
+
+def certified_zones(instance: Instance, split: Any) -> dict[int, tuple[int, int]]:
+    """``{position: (a_i, b_i)}``: the peak zones of split ``h``, derived here from DESIGN §1 alone.
+
+    Zone set ``Z = {i : s_i + o_i >= max(h, M − h), s_i <= h}``; for ``i ∈ Z``, with ``σ_i`` the
+    largest prompt of the *other* members (0 if none), ``a_i = s_i + o_i − h`` and
+    ``b_i = max(0, min(s_i + o_i − M + h, h − σ_i))``; the zone of ``i`` is the integer times
+    ``(C_i − a_i, C_i + b_i]``, ``C_i`` its completion.
+
+    Why no two zones meet in a feasible schedule. Let ``C_j <= C_i``. If ``i`` starts at or after
+    ``C_j``, then ``C_i − C_j >= o_i = a_i + h − s_i >= a_i + b_j`` (``s_i <= σ_j``). Otherwise ``i``
+    runs at time ``C_j`` (it started before and has not completed) with ``s_i + o_i − (C_i − C_j)``
+    tokens beside ``j``'s ``s_j + o_j``; memory ``<= M`` gives
+    ``C_i − C_j >= (s_i + o_i − h) + (s_j + o_j − M + h) >= a_i + b_j``. Either way
+    ``C_i − a_i >= C_j + b_j``. ∎ (The ``>= max(h, M − h)`` condition keeps ``a_i`` and the second
+    lag non-negative; ``s_i <= h`` keeps the first.)
+
+    Raises
+    ------
+    CertificateError
+        If ``split`` is not an integer with ``0 < split < M``.
+    """
+    M = instance.M
+    if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Integral) or not 0 < int(split) < M:
+        raise CertificateError(f"zone split {split!r} is not an integer between 1 and M − 1 = {M - 1}")
+    h = int(split)
+    inside = [(i, r.prompt, r.prompt + r.output) for i, r in enumerate(instance.requests)
+              if r.prompt + r.output >= max(h, M - h) and r.prompt <= h]
+    top = sorted((s for _, s, _ in inside), reverse=True)[:2]
+    zones = {}
+    for i, s, p in inside:
+        others_max = top[1] if (s == top[0] and len(top) > 1) else (0 if s == top[0] else top[0])
+        zones[i] = (p - h, max(0, min(p - M + h, h - others_max)))
+    return zones
+
+
+def check_zone_certificate(
+    instance: Instance,
+    lam: Any,
+    mu: Any,
+    split: Any,
+    upper_bound_starts: Mapping[str, Any] | None = None,
+    *,
+    tol: float = LAMBDA_CHECK_TOL,
+) -> float:
+    """Recompute the lower bound on OPT certified by memory multipliers ``λ`` and zone multipliers ``μ``.
+
+    For the peak zones of split ``h`` (:func:`certified_zones`, which proves that at most one zone
+    covers each time in any feasible schedule), any ``λ_t, μ_τ >= 0`` and start windows ``K_i``
+    that contain an optimal schedule::
+
+        bound = C + Σ_i min_{k ∈ K_i} ( k + Σ_{τ=k+1}^{k+o_i} (s_i + τ − k)·λ_τ
+                                          + [i ∈ Z] Σ_{τ=k+o_i−a_i+1}^{k+o_i+b_i} μ_τ )
+                − M·Σ_t λ_t − Σ_τ μ_τ,          C = Σ_i (o_i − a_i).
+
+    Proof: as in :func:`check_lower_bound_certificate`, adding ``Σ_τ μ_τ (z_τ − 1) <= 0`` for the
+    optimal schedule's zone counts ``z_τ <= 1``. ∎ The windows are :func:`certified_windows`;
+    every ``k`` of every window is evaluated (identical requests once), so the cost is the total
+    window width, which the stage keeps to LP-sized instances.
+
+    Raises
+    ------
+    CertificateError
+        On a bad ``λ`` or ``μ`` (negative beyond ``tol``, not finite, non-integer time, given
+        twice), a bad ``split``, or an infeasible ``upper_bound_starts``.
+    """
+    lt, lv = _multipliers(lam, tol)
+    mt, mv = _multipliers(mu, tol, "μ")
+    zones = certified_zones(instance, split)
+    total = -instance.M * np.sum(lv, dtype=np.longdouble) - np.sum(mv, dtype=np.longdouble)
+    if instance.n == 0:
+        return float(total)
+    lo, hi = certified_windows(instance, upper_bound_starts)
+    origin = int(lo.min())
+    mem = _prefix_sums(lt, lv, origin)
+    zone = _prefix_sums(mt, mv, origin)
+    groups: dict[tuple[int, int, int, int, int, int], int] = {}
+    for i, r in enumerate(instance.requests):
+        a, b = zones.get(i, (0, 0))
+        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin, a, b)
+        groups[key] = groups.get(key, 0) + 1
+    for (s, o, k_lo, k_hi, a, b), count in groups.items():
+        k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
+        a0, a1 = mem(k)
+        b0, b1 = mem(k + o)
+        kl = k.astype(np.longdouble)
+        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
+        if a + b > 0:
+            cost = cost + zone(k + o + b)[0] - zone(k + o - a)[0]
+        total += count * cost.min()
+    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
+    return float(C + total)
