@@ -10,7 +10,9 @@ itself. For each instance below this measures, best of ``--repeat``:
 * ``ratio = cli_s / work_s`` (the target is at most 2);
 
 and, once, the wall time of ``llmopt --help`` and of ``python -c "import llmopt"``, and which heavy
-modules ``import llmopt.cli.main`` loads (none of SciPy, pandas, matplotlib, HiGHS, OR-Tools should).
+modules ``import llmopt.cli.main`` loads (none of SciPy, pandas, matplotlib, HiGHS, OR-Tools should);
+and the terminal output (a summary) of ``llmopt simulate`` against ``--json`` on a discrete instance of
+``--summary-n`` requests (issue 27: within 2×; it used to print a table row per request).
 
 Instances (seeded): discrete ``M = 16,492``, ``s ~ U{1..500}``, ``o ~ U{1..1000}``, Poisson arrivals
 at memory load 0.8 (the ``M16492`` workload of ``benchmarks/simulator_speed.py``); and the
@@ -118,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None, help="write README.md and results.json here")
+    ap.add_argument("--summary-n", type=int, default=50_000,
+                    help="requests of the discrete instance on which the terminal summary is timed against --json")
     args = ap.parse_args(argv)
     cli = _llmopt()
     rows: list[dict[str, Any]] = []
@@ -131,6 +135,20 @@ def main(argv: list[str] | None = None) -> int:
                          "ratio": cli_s / work_s})
             print(f"{label}: work {work_s:.2f} s, CLI {cli_s:.2f} s, ratio {cli_s / work_s:.2f}", flush=True)
             rows[-1]["loaded"] = modules_loaded_by_simulate(path, policy)
+        # the terminal output (a summary) against --json on a large instance: issue 27 asks for <= 2x
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from simulator_speed import make_workload
+
+        from llmopt.model.instance import save_instance
+
+        big = Path(tmp) / f"discrete_n{args.summary_n}.json"
+        save_instance(make_workload("M16492", args.summary_n, 0.8), big)
+        base = [*cli, "simulate", str(big), "--policy", "mc-sf"]
+        summary = {"n": args.summary_n, "json_s": _best(lambda: _run([*base, "--json"]), args.repeat),
+                   "summary_s": _best(lambda: _run(base), args.repeat)}
+        summary["ratio"] = summary["summary_s"] / summary["json_s"]
+        print(f"n = {args.summary_n:,}: --json {summary['json_s']:.2f} s, summary {summary['summary_s']:.2f} s, "
+              f"ratio {summary['ratio']:.2f}", flush=True)
     help_s = _best(lambda: _run([*cli, "--help"]), args.repeat)
     import_s = _best(lambda: _run([sys.executable, "-c", "import llmopt"]), args.repeat)
     python_s = _best(lambda: _run([sys.executable, "-c", "pass"]), args.repeat)
@@ -152,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                 "platform": platform.platform(), "repeat": args.repeat,
                 "help_s": help_s, "import_s": import_s, "python_s": python_s, "heavy_modules": heavy,
                 "import_parts_s": parts}
-        (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+        (args.out / "results.json").write_text(
+            json.dumps({"meta": meta, "rows": rows, "summary_vs_json": summary}, indent=1) + "\n")
         lines = ["# Command-line start-up vs the simulation it runs", "",
                  "`python benchmarks/cli_startup.py --out results/cli_startup` "
                  f"(best of {args.repeat}; typer {meta['typer']}, Python {meta['python']}, {meta['platform']}; "
@@ -164,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
                  "|---|---|---:|---:|---:|---|"]
         lines += [f"| {r['instance']} | {r['policy']} | {r['work_s']:.2f} | {r['cli_s']:.2f} | {r['ratio']:.2f} | "
                   f"{', '.join(r['loaded']) or 'neither'} |" for r in rows]
-        lines += ["", f"- `llmopt --help`: {help_s:.2f} s wall; `python -c \"import llmopt\"`: {import_s:.2f} s; "
+        lines += ["", f"Terminal output against `--json` (discrete, n = {summary['n']:,}, M = 16,492, ρ = 0.8, mc-sf): "
+                  f"the summary takes {summary['summary_s']:.2f} s, `--json` {summary['json_s']:.2f} s "
+                  f"(ratio {summary['ratio']:.2f}; target ≤ 2).",
+                  "", f"- `llmopt --help`: {help_s:.2f} s wall; `python -c \"import llmopt\"`: {import_s:.2f} s; "
                   f"a bare `python -c pass`: {python_s:.2f} s.",
                   f"- Heavy packages loaded by `import llmopt.cli.main`: {', '.join(heavy) or 'none'} "
                   f"(checked: {', '.join(HEAVY)}).", "",

@@ -151,8 +151,8 @@ def solve(instance: Instance, *, time_limit: float | None = 60.0, bounds: Sequen
     time_limit : float, optional
         Seconds for the whole pipeline (``None``: no limit).
     bounds : sequence of str, optional
-        Registered bound stages (default the pipeline's; ``("energy", "lp-colgen")`` scale to
-        thousands of requests).
+        Registered bound stages (default ``("auto",)``: energy, with the zone LP up to 40 requests
+        or the column-generation LP up to 2,000; ``("energy", "lp-colgen")`` scale to thousands).
     **options
         Passed to :func:`~llmopt.opt.hindsight.solve_hindsight` (``formulation``, ``solver``,
         ``upper_bounds``, ``solve_ip``, ...).

@@ -81,7 +81,8 @@ def tiny_suite(name: str = "test-tiny", seeds: tuple[int, ...] = (0, 1), flaky_t
         workloads.append(("bench_helpers:flaky", seeds, {}))
     kwargs: dict[str, Any] = {
         "name": name, "description": "tiny test suite", "workloads": tuple(workloads), "ip_time_limit": 10.0,
-        "search_evals": 20, "paper": {"jaillet-am1": {"mean": 1.005, "max": 1.074, "min": 1.0, "exact": 114}},
+        "search_evals": 20, "bounds": ("lp",),
+        "paper": {"jaillet-am1": {"mean": 1.005, "max": 1.074, "min": 1.0, "exact": 114}},
     }
     kwargs.update(overrides)
     return Suite(**kwargs)

@@ -339,6 +339,7 @@ def check_suite(suite: str | Suite) -> list[str]:
     from llmopt.formulations import FORMULATIONS
     from llmopt.model.windows import WINDOWS
     from llmopt.opt.bounds import BOUNDS
+    from llmopt.opt.defaults import AUTO_BOUNDS
     from llmopt.opt.upper_bounds import UPPER_BOUNDS
     from llmopt.policies import POLICIES, parse_policy_spec
     from llmopt.solvers import SOLVERS
@@ -381,7 +382,7 @@ def check_suite(suite: str | Suite) -> list[str]:
         named.append(("cost model", suite.cost_model, COST_MODELS))
     named += [("solver", suite.solver, SOLVERS), ("formulation", suite.formulation, FORMULATIONS),
               ("windows", suite.windows, WINDOWS)]
-    named += [("bound", b, BOUNDS) for b in suite.bounds]
+    named += [("bound", b, BOUNDS) for b in suite.bounds if b != AUTO_BOUNDS]
     for kind, name, registry in named:
         if name not in registry:
             problems.append(f"{where}: unknown {kind} {name!r}; known: {', '.join(registry.names())}")

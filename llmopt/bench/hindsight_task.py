@@ -26,6 +26,7 @@ from typing import Any
 from llmopt.bench.kinds import TaskKind
 from llmopt.bench.suites import Suite, Task
 from llmopt.bench.tasks import resolve_workload
+from llmopt.opt.defaults import possible_bounds
 
 __all__ = ["KIND", "blank_record", "fill_record"]
 _MODEL_STATS = ("cols", "int_cols", "rows", "nnz", "horizon", "windows", "classes", "formulation")
@@ -63,13 +64,14 @@ def blank_record(suite: Suite, task: Task) -> dict[str, Any]:
         "formulation": suite.formulation,
         "windows": suite.windows,
         "bounds": list(suite.bounds),
+        "bounds_run": [],
         "upper_bounds": list(suite.upper_bounds),
         "ip_time_limit": suite.ip_time_limit,
         "search_evals": suite.search_evals,
         "lns_iterations": suite.lns_iterations,
         "cp_sat_seconds": suite.cp_sat_seconds,
-        **{f"bound_{b}": None for b in suite.bounds},
-        **{f"bound_{b}_verified": None for b in suite.bounds},
+        **{f"bound_{b}": None for b in possible_bounds(suite.bounds)},
+        **{f"bound_{b}_verified": None for b in possible_bounds(suite.bounds)},
         "hindsight_errors": [],
         "hindsight_stage_s": {},
         "ip_message": None,
@@ -150,6 +152,7 @@ def _record_hindsight(rec: dict[str, Any], h: Any) -> None:
         rec[f"model_{k}"] = v
     rec["hindsight_errors"] = [str(e) for e in h.errors]
     rec["hindsight_stage_s"] = {str(k): round(float(v), 3) for k, v in dict(h.stage_s).items()}
+    rec["bounds_run"] = [b.name for b in h.bounds]
     for b in h.bounds:  # every bound stage's certified value, and whether it reproduced its claim
         rec[f"bound_{b.name}"] = b.value
         rec[f"bound_{b.name}_verified"] = b.verified

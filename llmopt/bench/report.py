@@ -333,7 +333,7 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: lis
         f"Competitive ratio of **{ref}** (reference policy) against the hindsight optimum. "
         f"Hindsight pipeline: formulation `{suite.formulation}`, solver `{suite.solver}`, "
         f"{'no time limit' if suite.ip_time_limit is None else f'{suite.ip_time_limit:g} s'} per IP solve, "
-        f"lower bounds {', '.join(suite.bounds) or 'none'}, upper bounds {', '.join(suite.upper_bounds) or 'none'} "
+        f"lower bounds {_bounds_text(suite.bounds)}, upper bounds {', '.join(suite.upper_bounds) or 'none'} "
         f"(local search {suite.search_evals} evaluations"
         f"{f'; lns {suite.lns_iterations} sub-IPs' if 'lns' in suite.upper_bounds else ''}"
         f"{f'; cp-sat {suite.cp_sat_seconds:g} deterministic s' if 'cp-sat' in suite.upper_bounds else ''}) "
@@ -456,6 +456,11 @@ def plot_ratio_hist(records: Iterable[dict[str, Any]], suite: Suite, path: str |
 
 
 # --- all outputs ------------------------------------------------------------------------------
+
+
+def _bounds_text(bounds: tuple[str, ...]) -> str:
+    auto = "auto (energy, with zone-lp or lp-colgen by size)"
+    return ", ".join(auto if b == "auto" else b for b in bounds) or "none"
 
 
 def write_report(out_dir: str | Path, suite: Suite | None = None) -> pd.DataFrame:

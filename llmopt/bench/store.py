@@ -267,6 +267,7 @@ def read_meta(out_dir: str | Path) -> dict[str, Any]:
 def _legacy_settings() -> dict[str, Any]:
     """Settings that folders written before they were recorded ran with (the field defaults)."""
     defaults = {f.name: f.default for f in dataclass_fields(Suite)}
+    defaults["bounds"] = ("lp",)  # the default until the "auto" bound set
     return {k: list(v) if isinstance(v, tuple) else v
             for k, v in defaults.items()
             if k in ("formulation", "windows", "bounds", "upper_bounds", "kind", "cost_model", "loop_limit", "max_nnz",

@@ -42,7 +42,9 @@ SuiteFile = Annotated[Path | None, typer.Option(
 
 def _read_suite_file(path: Path) -> Suite:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        from llmopt.model.textfile import read_text
+
+        data = json.loads(read_text(path))
     except FileNotFoundError:
         die(f"{path}: no such suite file")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -273,6 +275,29 @@ def bench_run(
     _print_results(df, suite, out_dir)
     console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
                   + ("" if suite.kind == "trace" else f", {out_dir / 'ratio_hist.png'}"), markup=False)
+    _exit_on_failed_tasks(trials, suite)
+
+
+def _exit_on_failed_tasks(trials: Path, suite: Suite) -> None:
+    """Exit 1, naming the first failure, when a task of ``suite`` failed or was not recorded."""
+    from llmopt.bench.store import latest_records, read_trials, task_key
+
+    records = latest_records(read_trials(trials)[0])
+    keys = {t.key for t in suite.tasks()}
+    mine = [r for r in records if task_key(r) in keys]
+    failed = [r for r in mine if r.get("error")]
+    missing = len(keys) - len(mine)
+    if not failed and missing <= 0:
+        return
+    parts = []
+    if failed:
+        first = failed[0]
+        parts.append(f"{len(failed)} of {len(keys)} tasks failed (first: {first.get('instance')}: {first['error']}); "
+                     "fix the cause and rerun with --retry-errors")
+    if missing > 0:
+        parts.append(f"{missing} task(s) not recorded; run the same command again to finish them")
+    typer.echo("error: " + "; ".join(parts), err=True)
+    raise typer.Exit(1)
 
 
 @bench_app.command("list")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -23,10 +24,13 @@ __all__ = [
     "load_any_or_die",
     "json_out",
     "num",
+    "check_name",
     "check_option",
+    "write_rows",
     "check_output_file",
     "InstanceFile",
     "JsonFlag",
+    "ForceFlag",
 ]
 
 console = Console(highlight=False)
@@ -72,6 +76,25 @@ def num(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def check_name(registry: Any, option: str, name: str) -> None:
+    """Exit 2 naming ``option`` and the known names unless ``name`` is in ``registry``."""
+    if name not in registry:
+        die(f"{option}: unknown {registry.kind} {name!r}; known: {', '.join(registry.names()) or 'none'}")
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` (dicts with the same keys) as CSV or as a JSON list, by ``path``'s suffix."""
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(rows, indent=1, allow_nan=False) + "\n")
+        return
+    import csv
+
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+
+
 def check_option(name: str, value: float | int | None, *, minimum: float, strict: bool = False) -> None:
     """Exit 2 with ``error: NAME must be >= MIN (got VALUE)`` unless ``value`` is ``None`` or in range.
 
@@ -87,8 +110,10 @@ def check_option(name: str, value: float | int | None, *, minimum: float, strict
         die(f"{name} must be {relation} {minimum:g}, got {value}")
 
 
-def check_output_file(name: str, path: Path | None) -> None:
-    """Exit 2 unless ``path`` can be written: its folder exists and it is not a folder itself."""
+def check_output_file(name: str, path: Path | None, *, inputs: Sequence[Path] = (), force: bool = False) -> None:
+    """Exit 2 unless ``path`` may be written: its folder exists, it is not a folder, it is none of
+    ``inputs`` (compared by resolved path, so ``./t.csv`` and ``t.csv`` are one file; ``--force``
+    does not lift this) and, unless ``force``, it does not exist yet."""
     if path is None:
         return
     if path.is_dir():
@@ -96,3 +121,12 @@ def check_output_file(name: str, path: Path | None) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         die(f"{name} {path}: folder {parent} does not exist")
+    target = path.resolve()
+    for source in inputs:
+        if source is not None and Path(source).resolve() == target:
+            die(f"{name} {path}: is the input file {source}; write the output elsewhere")
+    if path.exists() and not force:
+        die(f"{name} {path}: exists; pass --force to overwrite it")
+
+
+ForceFlag = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file (never an input).")]

@@ -5,7 +5,7 @@ Commands::
     llmopt solve FILE.json [--relax] [--solver S] [--formulation F] [--bound B ...] [--upper-bound U ...]
                            [--time-limit S] [--search-evals N] [--lns-iterations N] [--cp-sat-seconds S]
                            [--write-schedule OUT.json] [--json]
-    llmopt simulate FILE.json --policy NAME [--json]
+    llmopt simulate FILE.json --policy NAME [--requests ROWS.csv|.json] [--json]
     llmopt check FILE.json SCHEDULE.json [--all] [--json]
     llmopt bench run|list|report ...        (see llmopt.cli.bench)
     llmopt policies | solvers | stages
@@ -36,8 +36,10 @@ from rich.table import Table
 import llmopt
 from llmopt.cli.bench import bench_app
 from llmopt.cli.common import (
+    ForceFlag,
     InstanceFile,
     JsonFlag,
+    check_name,
     check_option,
     check_output_file,
     console,
@@ -47,12 +49,13 @@ from llmopt.cli.common import (
     load_or_die,
     num,
 )
+from llmopt.cli.simulate import simulate_cmd
 from llmopt.cli.trace import trace_cmd
 from llmopt.model.instance import Instance
-from llmopt.model.registry import Registry
 from llmopt.model.result import SolveStatus
 from llmopt.model.timed_instance import TimedInstance
 from llmopt.opt.defaults import (
+    AUTO_BOUNDS,
     DEFAULT_BOUNDS,
     DEFAULT_CP_SAT_SECONDS,
     DEFAULT_LNS_ITERATIONS,
@@ -72,6 +75,7 @@ app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 app.command("trace")(trace_cmd)
+app.command("simulate")(simulate_cmd)
 
 DEFAULT_FORMULATION = "hindsight-ip"
 
@@ -93,11 +97,6 @@ def _check_solver(name: str) -> None:
     ok, why = solver_status(name)
     if not ok:
         die(f"solver {name!r} is unavailable: {why}", 3)
-
-
-def _check_name(registry: Registry[Any], option: str, name: str) -> None:
-    if name not in registry:
-        die(f"{option}: unknown {registry.kind} {name!r}; known: {', '.join(registry.names()) or 'none'}")
 
 
 def _version(value: bool) -> None:
@@ -152,7 +151,8 @@ def solve(
     windows: Annotated[str, typer.Option(help="Start-windows stage (see `llmopt stages`).")] = "upper-bound",
     bound: Annotated[list[str] | None, typer.Option(
         "--bound", help="Bound stage to compute and report (its certified value also bounds OPT); repeat "
-                        f"for several (default: {', '.join(DEFAULT_BOUNDS)}).")] = None,
+                        f"for several (default: {', '.join(DEFAULT_BOUNDS)}: energy, with zone-lp up to 40 "
+                        "requests or lp-colgen up to 2,000).")] = None,
     time_limit: Annotated[float, typer.Option(
         help="Seconds for the whole command: search, IP and bounds (the IP gets what the search leaves, "
              "minus a fifth kept for the bounds).")] = 60.0,
@@ -173,6 +173,7 @@ def solve(
     write_schedule: Annotated[Path | None, typer.Option(
         help="Write the best verified schedule as {\"tel\": ..., \"starts\": {id: step}} (input of `llmopt check`)."
     )] = None,
+    force: ForceFlag = False,
 ) -> None:
     """Hindsight-optimal TEL of an instance, or certified bounds on it.
 
@@ -195,12 +196,13 @@ def solve(
     check_option("--max-nnz", max_nnz, minimum=1)
     if relax and write_schedule is not None:
         die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
-    check_output_file("--write-schedule", write_schedule)
+    check_output_file("--write-schedule", write_schedule, inputs=[file], force=force)
     _check_solver(solver)
-    _check_name(FORMULATIONS, "--formulation", formulation)
-    _check_name(WINDOWS, "--windows", windows)
+    check_name(FORMULATIONS, "--formulation", formulation)
+    check_name(WINDOWS, "--windows", windows)
     for b in bounds:
-        _check_name(BOUNDS, "--bound", b)
+        if b != AUTO_BOUNDS:
+            check_name(BOUNDS, "--bound", b)
     _check_upper_bounds(upper_bounds)
     instance = load_or_die(file)
     from llmopt.opt.hindsight import PipelineInterrupted, solve_hindsight
@@ -237,6 +239,7 @@ def solve(
             "solver": h.solver,
             "message": h.message,
             "errors": list(h.errors),
+            "next": _hint(h, instance),
             "starts": starts,
         })
     else:
@@ -247,6 +250,15 @@ def solve(
         raise typer.Exit(130)
     if h.errors:
         raise typer.Exit(1)
+
+
+def _hint(h: Any, instance: Instance) -> str | None:
+    """What would tighten the bracket next (``None`` once OPT is proven)."""
+    from llmopt.opt.defaults import next_bound_hint
+
+    if h.opt is not None:
+        return None
+    return next_bound_hint(tuple(b.name for b in h.bounds), instance.n)
 
 
 def _bound_json(b: Any) -> dict[str, Any]:
@@ -284,6 +296,8 @@ def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | 
         t.add_row("[red]ERROR[/red]", escape(err))
     if write_schedule is not None:
         t.add_row("schedule written to", escape(str(write_schedule)))
+    if (hint := _hint(h, instance)) is not None:
+        t.add_row("to narrow the gap", escape(hint))
     console.print(t)
 
 
@@ -306,6 +320,7 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
             "incumbent_source": h.incumbent_source,
             "uncertified_lp": uncertified,
             "errors": list(h.errors),
+            "next": _hint(h, instance),
         })
     else:
         t = Table(title=f"Lower bounds — {escape(str(file))}  (n={instance.n}, M={instance.M})", show_header=False)
@@ -323,6 +338,8 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
                 f"{num(uncertified['value'], 10)} ({uncertified['status']}) — UNCERTIFIED: the checker has no "
                 "certificate for this formulation's LP"))
         t.add_row("status", status + (" (the bound meets the best schedule)" if status == "optimal" else ""))
+        if (hint := _hint(h, instance)) is not None:
+            t.add_row("to narrow the gap", escape(hint))
         for err in h.errors:
             t.add_row("[red]ERROR[/red]", escape(err))
         console.print(t)
@@ -365,96 +382,6 @@ def _check_upper_bounds(names: tuple[str, ...]) -> None:
             die(f"--upper-bound: unknown upper-bound stage {name!r}; known: {known}")
 
 
-# --- simulate ----------------------------------------------------------------------------------
-
-
-@app.command("simulate")
-def simulate_cmd(
-    file: InstanceFile,
-    policy: Annotated[str, typer.Option("--policy", "-p", help=(
-        "Policy (see `llmopt policies`), with parameters as name:key=value,... "
-        "e.g. alpha-protection:alpha=0.2,beta=0.1."))] = "mc-sf",
-    cost_model: Annotated[str, typer.Option(help=(
-        "Cost model for a continuous-time instance (\"clock\": \"seconds\"); ignored for discrete ones."))]
-    = "llama2-70b-a100-tp2",
-    predictions: Annotated[str | None, typer.Option(help=(
-        "Give every request a prediction interval first, e.g. relative:x=0.95, bins:width=100,count=10, "
-        "shared:lower=1,upper=1000, noisy:sigma=0.5,width=0.5,seed=1 (for a-min, a-max, a-ell)."))] = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """Run an online policy on an instance, verify its schedule with the checker, and show it.
-
-    A continuous-time instance (arrivals in seconds, e.g. from `llmopt trace`) runs on the
-    continuous engine: batches last what --cost-model says.
-    """
-    from llmopt.cli.timed import simulate_timed
-    from llmopt.engine.discrete import SimulationError, simulate
-    from llmopt.policies import POLICIES, make_policy_spec, parse_policy_spec
-    from llmopt.verify.checker import check_schedule
-
-    try:
-        pname, _ = parse_policy_spec(policy)
-    except ValueError as exc:
-        die(f"--policy: {exc}")
-    _check_name(POLICIES, "--policy", pname)
-    any_instance = load_any_or_die(file)
-    if predictions is not None:
-        from llmopt.workloads.predictions import apply_prediction_spec
-
-        try:
-            any_instance = apply_prediction_spec(any_instance, predictions)
-        except (ValueError, KeyError) as exc:
-            die(f"--predictions {predictions!r}: {exc}")
-    if isinstance(any_instance, TimedInstance):
-        simulate_timed(file, any_instance, policy, cost_model, json_output)
-        return
-    instance = any_instance
-    try:
-        pol = make_policy_spec(policy)
-    except (TypeError, ValueError) as exc:
-        die(f"--policy {policy!r}: {exc}")
-    try:
-        sched = simulate(instance, pol)
-    except KeyboardInterrupt:
-        typer.echo("interrupted; nothing to show", err=True)
-        raise typer.Exit(130) from None
-    except (SimulationError, ValueError) as exc:
-        die(f"{file}: policy {policy!r} failed: {exc}", 1)
-    report = check_schedule(instance, sched.starts, evictions=sched.evictions)
-    ok = report.ok and report.tel == sched.tel
-    why = "" if ok else (report.violations[0] if report.violations else f"checker TEL {report.tel} != {sched.tel}")
-    ael = sched.tel / instance.n if instance.n else 0.0
-    if json_output:
-        json_out({
-            **sched.to_dict(),
-            "n": instance.n,
-            "M": instance.M,
-            "ael": ael,
-            "makespan": sched.makespan,
-            "peak_memory": sched.peak_memory,
-            "verified": ok,
-            "verification": "verified by the checker" if ok else f"rejected by the checker: {why}",
-        })
-        if not ok:
-            raise typer.Exit(1)
-        return
-    t = Table(title=f"{escape(policy)} on {escape(str(file))}")
-    for col in ("id", "arrival", "prompt", "output", "start", "completion", "latency"):
-        t.add_column(col, justify="left" if col == "id" else "right")
-    for r in sorted(instance.requests, key=lambda r: (sched.starts[r.id], instance.position(r.id))):
-        c = sched.completions[r.id]
-        t.add_row(escape(r.id), str(r.arrival), str(r.prompt), str(r.output), str(sched.starts[r.id]), str(c),
-                  str(c - r.arrival))
-    console.print(t)
-    verified = "verified by the checker" if ok else f"[red]REJECTED by the checker: {escape(why)}[/red]"
-    console.print(
-        f"TEL = [bold]{sched.tel}[/bold]  AEL = {ael:.3f}  makespan = {sched.makespan}  "
-        f"peak memory = {sched.peak_memory}/{instance.M}  evictions = {len(sched.evictions)}  ({verified})"
-    )
-    if not ok:
-        raise typer.Exit(1)
-
-
 # --- check ---------------------------------------------------------------------------------------
 
 
@@ -472,9 +399,11 @@ def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
         integer; the message names the file and the field.
     """
     try:
-        text = Path(path).read_text()
+        from llmopt.model.textfile import read_text
+
+        text = read_text(path)
     except OSError as exc:
-        raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror}") from None
+        raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ScheduleFileError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     try:
@@ -482,6 +411,9 @@ def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise ScheduleFileError(f"{path}: invalid JSON at {where}: {exc.msg}") from None
+    if isinstance(data, dict) and data.get("clock") == "seconds":
+        raise ScheduleFileError(f"{path}: a continuous-time schedule (\"clock\": \"seconds\"), but the instance is "
+                                "discrete; check it against the continuous-time instance it was made for")
     if not isinstance(data, dict) or "starts" not in data:
         raise ScheduleFileError(f"{path}: missing field 'starts' (expected {{\"starts\": {{id: step}}}})")
     raw = data["starts"]

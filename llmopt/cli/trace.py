@@ -19,7 +19,7 @@ from typing import Annotated
 
 import typer
 
-from llmopt.cli.common import check_option, check_output_file, die
+from llmopt.cli.common import ForceFlag, check_option, check_output_file, die
 
 __all__ = ["trace_cmd"]
 
@@ -60,6 +60,10 @@ def trace_cmd(
     step_seconds: Annotated[float | None, typer.Option(
         "--step-seconds", help="Write a discrete instance: arrival step = floor(seconds / DT).",
         show_default=False)] = None,
+    time_unit: Annotated[str | None, typer.Option(
+        "--time-unit", help="Unit of the trace's numeric timestamps: s, ms or us (default: the format's own, "
+                            "seconds; milliseconds for mooncake).", show_default=False)] = None,
+    force: ForceFlag = False,
 ) -> None:
     """Sample an instance from a real trace (LMSYS, arXiv, Azure, vidur, Mooncake) and write it as JSON."""
     from llmopt.model.instance import InstanceError, save_instance
@@ -67,12 +71,15 @@ def trace_cmd(
     from llmopt.workloads.traces import (
         BAD_ROW_POLICIES,
         LAYOUTS,
+        TIME_UNITS,
         TRACE_FORMATS,
         TraceError,
         detect_format,
         load_trace,
         sample_instance,
+        time_unit_warning,
         to_discrete_instance,
+        with_time_unit,
     )
 
     check_option("--n", n, minimum=1)
@@ -86,7 +93,11 @@ def trace_cmd(
         die(f"--on-bad-row must be one of {', '.join(BAD_ROW_POLICIES)}, got {on_bad_row!r}")
     if format is not None and format not in TRACE_FORMATS:
         die(f"--format: unknown trace format {format!r}; known: {', '.join(TRACE_FORMATS.names())}")
-    check_output_file("-o", output)
+    if time_unit is not None and time_unit not in TIME_UNITS:
+        die(f"--time-unit must be one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
+    if time_unit is not None and not timestamps:
+        die("--time-unit applies to the trace's own timestamps (--timestamps), not to --rate")
+    check_output_file("-o", output, inputs=[file], force=force)
     try:
         fmt = format if format is not None else detect_format(file)
         layout = LAYOUTS.get(fmt)
@@ -95,6 +106,10 @@ def trace_cmd(
         trace = load_trace(file, fmt, M=M, on_bad_row=on_bad_row)
         if timestamps and trace.timestamps is None:
             die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
+        if timestamps and time_unit is not None:
+            trace = with_time_unit(trace, time_unit)
+        elif timestamps and (warning := time_unit_warning(trace)) is not None:
+            typer.echo(f"warning: {warning}", err=True)
         if n > trace.n:
             dropped = trace.touched.get("dropped", 0)
             die(f"{file}: --n {n:,} is more than the {trace.n:,} rows of the trace"

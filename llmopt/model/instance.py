@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from llmopt.model.textfile import read_text
+
 __all__ = [
     "MAX_VALUE",
     "InstanceError",
@@ -294,9 +296,9 @@ def read_json_file(path: str | Path) -> tuple[Path, Any]:
     """Read and parse a JSON file; errors (unreadable, not UTF-8, invalid JSON) name the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except OSError as exc:
-        raise InstanceError(f"{p}: cannot read file: {exc.strerror}") from None
+        raise InstanceError(f"{p}: cannot read file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise InstanceError(f"{p}: not UTF-8 text (byte offset {exc.start})") from None
     try:

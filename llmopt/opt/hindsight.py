@@ -54,7 +54,7 @@ from llmopt.model.instance import Instance
 from llmopt.model.result import SolveResult, SolveStatus
 from llmopt.model.schedule import Schedule
 from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, run_bound
-from llmopt.opt.defaults import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ
+from llmopt.opt.defaults import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ, expand_bounds
 from llmopt.opt.upper_bounds import (
     DEFAULT_CP_SAT_SECONDS,
     DEFAULT_LNS_ITERATIONS,
@@ -223,7 +223,9 @@ def solve_hindsight(
         Registered formulation (:data:`llmopt.formulations.FORMULATIONS`).
     bounds : tuple of str
         Registered bound stages (:data:`llmopt.opt.bounds.BOUNDS`); each runs and is recorded in
-        ``HindsightResult.bounds``, and the best certified value joins the bound on OPT.
+        ``HindsightResult.bounds``, and the best certified value joins the bound on OPT. ``"auto"``
+        (the default) stands for :func:`llmopt.opt.defaults.auto_bounds`: energy, with the zone LP
+        or the column-generation LP by size.
     upper_bounds : tuple of str
         Upper-bound stages (:data:`llmopt.opt.upper_bounds.UPPER_BOUNDS` or policy names).
     windows : str
@@ -265,6 +267,7 @@ def solve_hindsight(
     from llmopt.model.windows import WINDOWS
 
     budget = _Budget(time_limit)
+    bounds = expand_bounds(bounds, instance.n)
     say = progress or (lambda _msg: None)
     run = _Run(instance, say)
     # Resolve every name before any work, so a typo fails at once.

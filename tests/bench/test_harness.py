@@ -388,3 +388,22 @@ def test_task_label() -> None:
     assert [t.label for t in suite.tasks()][:2] == ["jaillet-am1 seed 0", "jaillet-am1 seed 1"]
     assert isinstance(next(iter(suite.tasks())), Task)
     assert not any(f in TIMING_FIELDS for f in ("tel", "opt"))
+
+
+def test_bench_run_exits_1_when_a_task_failed(tmp_path: Path) -> None:
+    """Issue 27: a suite whose tasks fail used to exit 0. The report is still written; the exit code
+    and one line name the first failure; a clean rerun of the same folder keeps failing until fixed."""
+    suite = tiny_suite(seeds=(0, 1), flaky_too=True)
+    f = _suite_file(tmp_path / "suite.json", suite)
+    out = tmp_path / "run"
+    args = ["bench", "run", "--suite-file", str(f), "--out", str(out), "--executor", "inline", "--no-progress"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    err = [ln for ln in result.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(err) == 1 and "1 of 6 tasks failed" in err[0] and "seed 1 is broken on purpose" in err[0]
+    assert "--retry-errors" in err[0] and (out / "summary.md").exists()
+    assert runner.invoke(app, args).exit_code == 1  # resumed: nothing to run, the failure is still there
+    ok = _suite_file(tmp_path / "ok.json", tiny_suite(seeds=(0,), flaky_too=True, name="test-ok"))
+    result = runner.invoke(app, ["bench", "run", "--suite-file", str(ok), "--out", str(tmp_path / "ok"),
+                                 "--executor", "inline", "--no-progress"])
+    assert result.exit_code == 0, result.output

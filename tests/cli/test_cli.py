@@ -77,6 +77,21 @@ def test_write_schedule_into_a_missing_folder_fails_before_solving(tmp_path: Pat
     assert "no schedule" in _one_line_error(result)
 
 
+def test_write_schedule_never_replaces_the_instance_nor_an_existing_file(tmp_path: Path) -> None:
+    """Issue 27: ``solve inst.json --write-schedule inst.json`` replaced the instance and exited 0."""
+    inst = _write(tmp_path, T5)
+    before = inst.read_bytes()
+    err = _one_line_error(runner.invoke(app, ["solve", str(inst), "--write-schedule", str(inst), "--force"]))
+    assert "is the input file" in err and inst.read_bytes() == before
+    out = tmp_path / "s.json"
+    out.write_text("{}")
+    err = _one_line_error(runner.invoke(app, ["solve", str(inst), "--write-schedule", str(out)]))
+    assert "exists; pass --force" in err and out.read_text() == "{}"
+    result = runner.invoke(app, ["solve", str(inst), "--write-schedule", str(out), "--force", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["tel"] == 12  # OPT of T5 (test_solve_json below)
+
+
 def test_ids_with_markup_characters_print_as_they_are(tmp_path: Path) -> None:
     data = {"M": 6, "requests": [{"id": "job[/tmp]", "arrival": 0, "prompt": 1, "output": 2},
                                  {"id": "r[a]", "arrival": 0, "prompt": 2, "output": 3},
@@ -121,7 +136,7 @@ def test_empty_instance_is_optimal_zero_everywhere(tmp_path: Path) -> None:
 
 def test_solve_json_carries_model_size_bounds_and_a_checked_schedule(tmp_path: Path) -> None:
     inst = _write(tmp_path, T5)
-    out = json.loads(runner.invoke(app, ["solve", str(inst), "--json", "-q"]).stdout)
+    out = json.loads(runner.invoke(app, ["solve", str(inst), "--json", "-q", "--bound", "lp"]).stdout)
     assert out["status"] == "optimal" and out["opt"] == out["objective"] == 12 and out["bound"] == 12
     assert out["model"]["cols"] > 0 and out["model"]["nnz"] > 0 and out["model"]["formulation"] == "hindsight-ip"
     assert [b["name"] for b in out["bounds"]] == ["lp"] and out["bounds"][0]["verified"] is True
@@ -187,7 +202,8 @@ def test_large_time_origin_and_long_outputs(tmp_path: Path) -> None:
     assert out["opt"] == 12 and min(out["starts"].values()) >= shift
     long = _write(tmp_path, {"M": 2_000_002, "requests": [{"arrival": 0, "prompt": 1, "output": 2_000_000},
                                                           {"arrival": 0, "prompt": 1, "output": 1}]}, "long.json")
-    out = json.loads(runner.invoke(app, ["solve", str(long), "--json", "-q", "--time-limit", "600"]).stdout)
+    out = json.loads(runner.invoke(app, ["solve", str(long), "--json", "-q", "--time-limit", "600",
+                                         "--bound", "lp"]).stdout)
     assert out["opt"] == 2_000_001
     # Its LP (2M rows, 2 columns) solves in seconds without presolve (highspy 1.16's presolve runs for
     # minutes on it: tests/solvers/test_solvers.py checks that LPs go to HiGHS with presolve off). The
@@ -286,7 +302,7 @@ def test_simulate_with_predictions(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["simulate", str(ex1), "--policy", "a-min", "--predictions", "nope"])
     assert bad.exit_code == 2 and "nope" in bad.stderr
     bare = runner.invoke(app, ["simulate", str(ex1), "--policy", "a-min", "--predictions", "none"])
-    assert bare.exit_code == 1 and "'r0' has none" in bare.stderr
+    assert bare.exit_code == 2 and "'r0' has none" in bare.stderr and "--predictions" in bare.stderr
 
 
 def test_check_ok_and_violation(tiny_file: Path, tmp_path: Path) -> None:
@@ -376,7 +392,7 @@ def test_a_failing_plugin_formulation_keeps_what_was_found(tmp_path: Path) -> No
     FORMULATIONS.register("test-broken", Broken)
     try:
         result = runner.invoke(app, ["solve", str(_write(tmp_path, T5)), "--json", "-q", "--formulation",
-                                     "test-broken"])
+                                     "test-broken", "--bound", "lp"])  # auto's zone LP would prove T5 first
     finally:
         FORMULATIONS.unregister("test-broken")
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -415,7 +431,7 @@ def test_json_output_of_a_real_process_is_only_the_json_document(tmp_path: Path,
 def test_a_signal_during_the_solve_stops_it_within_seconds_and_keeps_the_incumbent(tmp_path: Path, sig, mode) -> None:
     path = tmp_path / "am1.json"
     save_instance(jaillet_am1(0), path)  # n = 58: HiGHS runs until its time limit; the LP takes seconds
-    extra, started = (["--relax"], "upper bounds") if mode == "relax" else ([], "windows + model")
+    extra, started = (["--relax", "--bound", "lp"], "upper bounds") if mode == "relax" else ([], "windows + model")
     proc = subprocess.Popen([*_llmopt(), "solve", str(path), "--time-limit", "300", "--search-evals", "20", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
                             preexec_fn=sigint_as_on_a_terminal)
@@ -440,3 +456,43 @@ def test_a_signal_during_the_solve_stops_it_within_seconds_and_keeps_the_incumbe
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
     assert ("best verified schedule" if mode == "relax" else "TEL (best schedule)") in out
+
+
+# --- simulate: a summary, per-request rows on request (issue 27) --------------------------------
+
+
+def test_simulate_prints_a_summary_and_writes_rows_on_request(tmp_path: Path) -> None:
+    import csv
+
+    reqs = [{"id": f"q{i}", "arrival": i // 3, "prompt": 1 + i % 4, "output": 1 + (7 * i) % 5} for i in range(30)]
+    inst = _write(tmp_path, {"M": 12, "requests": reqs})
+    tel = _json(runner.invoke(app, ["simulate", str(inst), "--json"]))["tel"]
+    rows_csv = tmp_path / "rows.csv"
+    result = runner.invoke(app, ["simulate", str(inst), "--requests", str(rows_csv)])
+    assert result.exit_code == 0, result.output
+    assert "q29" not in result.stdout  # 30 requests: no per-request table on the terminal
+    assert f"TEL = {tel}" in result.stdout and "p99" in result.stdout and str(rows_csv) in result.stdout
+    with rows_csv.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 30 and sum(int(r["latency"]) for r in rows) == tel
+    rows_json = tmp_path / "rows.json"
+    assert runner.invoke(app, ["simulate", str(inst), "--requests", str(rows_json)]).exit_code == 0
+    assert [r["id"] for r in json.loads(rows_json.read_text())] == [r["id"] for r in rows]
+    assert "exists" in _one_line_error(runner.invoke(app, ["simulate", str(inst), "--requests", str(rows_csv)]))
+    assert "is the input file" in _one_line_error(
+        runner.invoke(app, ["simulate", str(inst), "--requests", str(inst), "--force"]))
+
+
+def test_simulate_timed_summary_has_ttft_and_time_between_tokens(tmp_path: Path) -> None:
+    from llmopt.model.timed_instance import TimedInstance, TimedRequest, save_timed_instance
+
+    path = tmp_path / "timed.json"
+    save_timed_instance(TimedInstance(M=200, requests=tuple(
+        TimedRequest(f"r{i}", 0.1 * i, 10 + i, 1 + i % 6) for i in range(25))), path)
+    rows = tmp_path / "rows.json"
+    result = runner.invoke(app, ["simulate", str(path), "--requests", str(rows)])
+    assert result.exit_code == 0, result.output
+    assert "time to first token" in result.stdout and "time between tokens" in result.stdout
+    data = json.loads(rows.read_text())
+    assert len(data) == 25 and all(r["ttft_s"] > 0 and r["latency_s"] >= r["ttft_s"] for r in data)
+    assert {r["mean_tbt_s"] is None for r in data if r["output"] == 1} == {True}

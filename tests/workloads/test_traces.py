@@ -470,3 +470,84 @@ def test_cli_missing_file(tmp_path):
     err = _one_line_error(runner.invoke(app, ["trace", str(tmp_path / "nope.csv"), "--n", "2", "--rate", "1",
                                               "--seed", "0", "-o", str(tmp_path / "o.json")]))
     assert "nope.csv: no such file" in err
+
+
+def test_cli_never_overwrites_its_input_nor_an_existing_file(tmp_path, monkeypatch):
+    """Issue 27: ``trace t.csv … -o t.csv`` replaced the trace with a 10-request JSON and exited 0."""
+    src = _lmsys(tmp_path, [f"{i + 1},{i + 2}" for i in range(20)])
+    before = src.read_bytes()
+    args = ["trace", str(src), "--n", "5", "--rate", "2", "--seed", "0"]
+    monkeypatch.chdir(tmp_path)
+    for out in (str(src), f"./{src.name}"):  # the same file, by resolved path
+        err = _one_line_error(runner.invoke(app, [*args, "-o", out, "--force"]))
+        assert "is the input file" in err
+    assert src.read_bytes() == before
+    out = tmp_path / "inst.json"
+    out.write_text("keep me")
+    err = _one_line_error(runner.invoke(app, [*args, "-o", str(out)]))
+    assert "exists; pass --force" in err and out.read_text() == "keep me"
+    result = runner.invoke(app, [*args, "-o", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    assert load_timed_instance(out).n == 5
+
+
+def test_llmopt_data_naming_a_folder_without_traces_is_an_error(tmp_path, monkeypatch):
+    """Issue 27: ``LLMOPT_DATA=/nonexistent`` was ignored (the staged data beside the clone was used)."""
+    from llmopt.workloads.traces.data import data_dir
+
+    monkeypatch.setenv("LLMOPT_DATA", str(tmp_path / "nonexistent"))
+    with pytest.raises(FileNotFoundError, match=r"LLMOPT_DATA=.*nonexistent: does not exist"):
+        data_dir()
+    monkeypatch.setenv("LLMOPT_DATA", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="has no traces/ folder"):
+        data_dir()
+    (tmp_path / "traces").mkdir()
+    assert data_dir() == tmp_path
+
+
+@pytest.mark.parametrize("packing", ["bom", "gzip", "gzip+bom"])
+def test_every_reader_takes_a_bom_and_gzip_alike(tmp_path, packing):
+    """Issue 27: the JSON readers rejected a byte-order mark the CSV reader accepted, and gzip traces
+    were "not UTF-8". Instance JSON, schedule JSON and CSV traces all go through one reader now."""
+    import gzip
+    import json
+
+    from llmopt.model.instance import load_instance
+
+    def pack(path: Path, text: str) -> Path:
+        data = (b"\xef\xbb\xbf" if "bom" in packing else b"") + text.encode()
+        path.write_bytes(gzip.compress(data) if "gzip" in packing else data)
+        return path
+
+    src = pack(tmp_path / "t.csv", "question_length,answer_length\n" + "".join(f"{i + 1},{i + 2}\n" for i in range(9)))
+    assert load_trace(src, M=16_492).n == 9
+    inst = pack(tmp_path / "inst.json", json.dumps({"M": 10, "requests": [{"arrival": 0, "prompt": 2, "output": 3}]}))
+    assert load_instance(inst).n == 1
+    sched = pack(tmp_path / "s.json", json.dumps({"starts": {"r0": 0}}))
+    result = runner.invoke(app, ["check", str(inst), str(sched)])
+    assert result.exit_code == 0 and "OK TEL=3" in result.stdout, result.output
+    out = tmp_path / "o.json"
+    result = runner.invoke(app, ["trace", str(src), "--n", "3", "--rate", "1", "--seed", "0", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+
+
+def test_millisecond_timestamps_warn_and_time_unit_reads_them(tmp_path):
+    """Issue 27: Unix-millisecond ``arrived_at`` values were read as seconds without a word."""
+    src = _write(tmp_path, "arrived_at,num_prefill_tokens,num_decode_tokens\n"
+                 + "".join(f"{1_700_000_000_000 + 20 * i},{i + 1},2\n" for i in range(40)), "v.csv")
+    base = ["trace", str(src), "--n", "10", "--timestamps", "--seed", "0"]
+    out = tmp_path / "plain.json"
+    result = runner.invoke(app, [*base, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.stderr and "--time-unit ms" in result.stderr
+    assert max(r.arrival for r in load_timed_instance(out).requests) == pytest.approx(9 * 20.0)
+    out = tmp_path / "ms.json"
+    result = runner.invoke(app, [*base, "--time-unit", "ms", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr
+    assert max(r.arrival for r in load_timed_instance(out).requests) == pytest.approx(9 * 0.020)
+    assert "--time-unit must be one of" in _one_line_error(runner.invoke(app, [*base, "--time-unit", "h", "-o",
+                                                                               str(tmp_path / "h.json")]))
+    err = _one_line_error(runner.invoke(app, ["trace", str(src), "--n", "3", "--rate", "1", "--seed", "0",
+                                              "--time-unit", "ms", "-o", str(tmp_path / "r.json")]))
+    assert "applies to the trace's own timestamps" in err

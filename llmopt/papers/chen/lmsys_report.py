@@ -110,6 +110,7 @@ HALVED = (0.40, 0.60)
 
 CHEN_LMSYS = Suite(
     name="chen-lmsys",
+    bounds=("lp",),  # its committed results were made before the "auto" default
     description="Chen–Ye–Zhou §6 Figures 5–7 reproduction: 2,000 LMSYS-Chat-1M requests sampled per seed "
                 "(word counts, lmsys_chat_1m_words_in256_out256.csv), all at t = 0, subsets n = 200, 400, …, "
                 "2,000 (nested prefixes); predictions: Exp. 1 one interval [1, 1000], Exp. 2 ten bins of width "

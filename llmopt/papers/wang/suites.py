@@ -43,6 +43,7 @@ WANG_SYNTHETIC = Suite(
 )
 WANG_MIXED = Suite(
     name="wang-mixed",
+    bounds=("lp",),  # its committed results were made before the "auto" default
     description="Wang–Ye–Zhou §7 Figure 8 reproduction: 1,600 LMSYS + 400 arXiv requests in a seeded random "
                 "order, all at t = 0, subsampled to n = 200, 400, …, 2,000 (nested prefixes); Llama2-70B on "
                 "2×A100 cost model, M = 16,492; average end-to-end latency per algorithm",

@@ -23,10 +23,17 @@ from llmopt.workloads.traces.formats import (
     load_trace,
     load_vidur,
 )
-from llmopt.workloads.traces.sampling import sample_instance, to_discrete_instance
+from llmopt.workloads.traces.sampling import (
+    TIME_UNITS,
+    sample_instance,
+    time_unit_warning,
+    to_discrete_instance,
+    with_time_unit,
+)
 
 __all__ = [
     "BAD_ROW_POLICIES", "DEFAULT_M", "LAYOUTS", "TRACE_FORMATS", "Trace", "TraceError", "TraceLayout",
     "detect_format", "load_trace", "load_lmsys", "load_arxiv", "load_azure", "load_vidur", "load_mooncake",
-    "sample_instance", "to_discrete_instance", "data_dir", "trace_workload",
+    "sample_instance", "to_discrete_instance", "data_dir", "trace_workload", "TIME_UNITS", "with_time_unit",
+    "time_unit_warning",
 ]

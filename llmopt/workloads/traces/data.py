@@ -1,8 +1,9 @@
 """Where the real traces live, and the ``trace`` workload that samples them.
 
 Trace files are named relative to the data folder (:func:`data_dir`): the environment
-variable ``LLMOPT_DATA``, else ``../shared/data`` beside the working directory or beside
-the repository (the layout of a clone with the staged data next to it). The data are
+variable ``LLMOPT_DATA`` (that folder only: an error if it lacks ``traces/``), else
+``../shared/data`` beside the working directory or beside the repository (the layout of a
+clone with the staged data next to it). The data are
 described in ``shared/data/SOURCES.md``; they are never copied into the repository.
 """
 
@@ -25,8 +26,13 @@ def data_dir() -> Path:
         Naming every place looked at.
     """
     env = os.environ.get("LLMOPT_DATA")
-    candidates = [Path(env)] if env else []
-    candidates += [Path.cwd().parent / "shared" / "data", Path(__file__).resolve().parents[4] / "shared" / "data"]
+    if env:  # a folder named on purpose is the only one looked at: never fall back to another silently
+        if not (Path(env) / "traces").is_dir():
+            what = "does not exist" if not Path(env).exists() else "has no traces/ folder"
+            raise FileNotFoundError(f"LLMOPT_DATA={env}: {what}; point it at the folder that holds traces/ "
+                                    "(see README, 'Data'), or unset it to use ../shared/data")
+        return Path(env)
+    candidates = [Path.cwd().parent / "shared" / "data", Path(__file__).resolve().parents[4] / "shared" / "data"]
     for c in candidates:
         if (c / "traces").is_dir():
             return c

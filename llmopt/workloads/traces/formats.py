@@ -115,6 +115,7 @@ import pandas as pd
 
 from llmopt.model.instance import MAX_VALUE
 from llmopt.model.registry import Registry
+from llmopt.model.textfile import open_text, read_bytes, read_text
 
 __all__ = [
     "BAD_ROW_POLICIES",
@@ -266,10 +267,10 @@ class Trace:
 
 def _csv_header(path: Path) -> list[str]:
     try:
-        with path.open(encoding="utf-8-sig", newline="") as f:
+        with open_text(path) as f:
             first = f.readline()
     except OSError as exc:
-        raise TraceError(f"{path}: cannot read file: {exc.strerror}") from None
+        raise TraceError(f"{path}: cannot read file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     return [c.strip().strip('"').strip() for c in first.rstrip("\r\n").split(",")] if first.strip() else []
@@ -277,7 +278,7 @@ def _csv_header(path: Path) -> list[str]:
 
 def _jsonl_keys(path: Path) -> list[str]:
     try:
-        with path.open(encoding="utf-8") as f:
+        with open_text(path) as f:
             for lineno, line in enumerate(f, start=1):  # stops at the first non-blank line
                 if line.strip():
                     try:
@@ -286,7 +287,7 @@ def _jsonl_keys(path: Path) -> list[str]:
                         raise TraceError(f"{path}: row 1 (line {lineno}): invalid JSON: {exc.msg}") from None
                     return list(obj) if isinstance(obj, dict) else []
     except OSError as exc:
-        raise TraceError(f"{path}: cannot read file: {exc.strerror}") from None
+        raise TraceError(f"{path}: cannot read file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     return []
@@ -359,10 +360,10 @@ def _read_frame(path: Path, layout: TraceLayout) -> tuple[pd.DataFrame, np.ndarr
         raise TraceError(f"{path}: {'is a folder, not a trace file' if path.is_dir() else 'no such file'}")
     if layout.jsonl:
         try:
-            data = path.read_bytes()
-            text = data.decode("utf-8")
+            data = read_bytes(path)
+            text = data.decode("utf-8-sig")
         except OSError as exc:
-            raise TraceError(f"{path}: cannot read file: {exc.strerror}") from None
+            raise TraceError(f"{path}: cannot read file: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
             raise TraceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
         if not text.strip():
@@ -382,7 +383,7 @@ def _read_frame(path: Path, layout: TraceLayout) -> tuple[pd.DataFrame, np.ndarr
             raise TraceError(_first_bad_json_line(path, text))
         return df, lines
     try:
-        df = pd.read_csv(path, skip_blank_lines=False, encoding="utf-8-sig")
+        df = pd.read_csv(io.StringIO(read_text(path)), skip_blank_lines=False)
     except pd.errors.EmptyDataError:
         raise TraceError(f"{path}: empty file, no header and no data rows") from None
     except pd.errors.ParserError as exc:
@@ -390,7 +391,7 @@ def _read_frame(path: Path, layout: TraceLayout) -> tuple[pd.DataFrame, np.ndarr
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     except OSError as exc:
-        raise TraceError(f"{path}: cannot read file: {exc.strerror}") from None
+        raise TraceError(f"{path}: cannot read file: {exc.strerror or exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
     # Blank lines at the very end of the file are not rows (skip_blank_lines=False keeps the
     # numbering of the lines above them exact).

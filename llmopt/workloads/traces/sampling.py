@@ -10,7 +10,7 @@ from llmopt.model.instance import MAX_VALUE, Instance, Request
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.workloads.traces.formats import _SAMPLE_STREAM, _STEP_TOL, DEFAULT_M, Trace, TraceError
 
-__all__ = ["sample_instance", "to_discrete_instance"]
+__all__ = ["sample_instance", "to_discrete_instance", "with_time_unit", "time_unit_warning", "TIME_UNITS"]
 
 
 
@@ -127,3 +127,59 @@ def to_discrete_instance(timed: TimedInstance, step_seconds: float) -> Instance:
                  for r, k in zip(timed.requests, steps.astype(np.int64).tolist()))
     label = f"{timed.name} step={step_seconds:g}s" if timed.name else f"step={step_seconds:g}s"
     return Instance(M=timed.M, requests=reqs, name=label, predictions_may_miss=timed.predictions_may_miss)
+
+
+#: Units a trace's numeric timestamps may be given in (``--time-unit``), in seconds.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+#: A median gap between consecutive arrivals above this many "seconds" suggests milliseconds.
+SUSPICIOUS_MEDIAN_GAP_S = 10.0
+
+
+def _layout_seconds(trace: Trace) -> float:
+    from llmopt.workloads.traces.formats import LAYOUTS
+
+    layout = LAYOUTS.get(trace.format)
+    kind = layout.time_kind if layout is not None else "seconds"
+    if kind == "datetime":
+        raise TraceError(f"{trace.path}: format {trace.format!r} has date-time timestamps; a time unit does not "
+                         "apply to them")
+    return 1e-3 if kind == "milliseconds" else 1.0
+
+
+def with_time_unit(trace: Trace, unit: str) -> Trace:
+    """``trace`` with its numeric timestamps read in ``unit`` (``s``, ``ms`` or ``us``) instead of its
+    format's default (seconds; milliseconds for Mooncake).
+
+    Raises
+    ------
+    ValueError
+        For an unknown unit.
+    TraceError
+        When the trace has no timestamps or date-time ones.
+    """
+    import dataclasses
+
+    if unit not in TIME_UNITS:
+        raise ValueError(f"time unit must be one of {', '.join(TIME_UNITS)}, got {unit!r}")
+    if trace.timestamps is None:
+        raise TraceError(f"{trace.path}: format {trace.format!r} has no timestamps; a time unit does not apply")
+    factor = TIME_UNITS[unit] / _layout_seconds(trace)
+    return dataclasses.replace(trace, timestamps=np.asarray(trace.timestamps) * factor)
+
+
+def time_unit_warning(trace: Trace) -> str | None:
+    """A one-line warning when the trace's timestamps look like a smaller unit than they are read in:
+    the median gap between consecutive distinct arrivals is above :data:`SUSPICIOUS_MEDIAN_GAP_S`
+    seconds (Unix milliseconds read as seconds give gaps 1000× too long). ``None`` otherwise."""
+    ts = trace.timestamps
+    if ts is None or len(ts) < 3:
+        return None
+    gaps = np.diff(np.asarray(ts, dtype=np.float64))
+    gaps = gaps[gaps > 0]
+    if not gaps.size:
+        return None
+    median = float(np.median(gaps))
+    if median <= SUSPICIOUS_MEDIAN_GAP_S:
+        return None
+    return (f"{trace.path}: the median gap between arrivals is {median:,.3g} s — do the timestamps count "
+            "milliseconds (--time-unit ms) or microseconds (--time-unit us)?")
