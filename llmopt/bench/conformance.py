@@ -8,8 +8,11 @@ test suite runs it over every built-in and installed registry entry.
 from __future__ import annotations
 
 import inspect
+import json
 import math
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
            "check_formulation", "check_suite", "check_windows", "check_upper_bound",
-           "check_prediction", "check_task_kind", "CHECKS"]
+           "check_prediction", "check_task_kind", "CHECKS", "is_builtin", "cached_check_formulation"]
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
@@ -535,3 +538,61 @@ CHECKS = {
     "cost model": check_cost_model,
     "trace format": check_trace_format,
 }
+
+
+# --- plug-ins checked before they are trusted ---------------------------------------------------
+
+
+def is_builtin(obj: Any) -> bool:
+    """Whether ``obj`` (a registered class, factory or instance) ships with llmopt."""
+    module = str(getattr(obj, "__module__", None) or getattr(type(obj), "__module__", ""))
+    return module == "llmopt" or module.startswith("llmopt.")
+
+
+def _cache_file() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "llmopt" / "conformance.json"
+
+
+def _source_key(obj: Any) -> str:
+    """What a cached verdict is valid for: the object's name, its source file's hash and llmopt's version."""
+    import hashlib
+
+    import llmopt
+
+    target = obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
+    try:
+        source = Path(inspect.getsourcefile(target) or "").read_bytes()
+    except (OSError, TypeError):
+        source = b""
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    return f"{target.__module__}:{target.__qualname__}|{digest}|llmopt {llmopt.__version__}"
+
+
+def cached_check_formulation(name: str, progress: Any = None) -> list[str]:
+    """:func:`check_formulation`, remembered per formulation source (``$XDG_CACHE_HOME/llmopt``,
+    default ``~/.cache/llmopt``): a plug-in is checked once per version of its code. A cache that
+    cannot be read or written only costs the check again."""
+    from llmopt.formulations import FORMULATIONS
+
+    key = f"{name}|{_source_key(FORMULATIONS.get(name))}"
+    path = _cache_file()
+    try:
+        cache = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cache = {}
+    if isinstance(cache, dict) and isinstance(cache.get(key), list):
+        return [str(p) for p in cache[key]]
+    if progress is not None:
+        progress(f"checking plug-in formulation {name!r} on the reference instances (once per version of its code)")
+    problems = check_formulation(name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cache = cache if isinstance(cache, dict) else {}
+        cache[key] = problems
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cache, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
+    return problems

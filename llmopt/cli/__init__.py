@@ -1,6 +1,7 @@
 """The ``llmopt`` command line (Typer). Each command imports only what it uses.
 
-``llmopt.cli.main:app`` is the entry point; the sub-apps are :mod:`~llmopt.cli.bench`
+``llmopt.cli.entry:run`` is the console script (it imports ``llmopt.cli.main:app`` under a Ctrl-C
+handler); the sub-apps are :mod:`~llmopt.cli.bench`
 (``llmopt bench``), :mod:`~llmopt.cli.trace` and :mod:`~llmopt.cli.timed`.
 """
 

@@ -108,6 +108,24 @@ def _check_names(suite: Suite) -> None:
         die(f"suite {suite.name!r}: solver {suite.solver!r} is unavailable: {why}", 3)
 
 
+def _check_first_instances(suite: Suite) -> None:
+    """Exit 2 when a workload cannot make the first instance its parameters ask for: a bad value
+    (``n_range=(60, 40)``, a missing trace file) fails here, before any task, instead of in every task.
+    Instances are cheap next to the tasks (traces are read once and cached)."""
+    from llmopt.bench.tasks import resolve_workload
+
+    for spec in suite.workloads:
+        if not spec.seeds:
+            continue
+        try:
+            resolve_workload(spec.workload)(spec.seeds[0], **dict(spec.params))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            die(f"suite {suite.name!r}: workload {spec.workload!r} with {dict(spec.params) or 'no parameters'} "
+                f"fails on seed {spec.seeds[0]}: {type(exc).__name__}: {exc}")
+
+
 def _check_out(out_dir: Path, suite: Suite, *, settings: bool) -> None:
     from llmopt.bench.store import HarnessError, check_folder_suite, read_meta
 
@@ -249,6 +267,7 @@ def bench_run(
     out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
     _check_out(out_dir, suite, settings=True)
     _check_names(suite)
+    _check_first_instances(suite)
     try:
         ex = make_executor(executor, workers, address)
     except HarnessError as exc:

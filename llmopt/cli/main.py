@@ -181,7 +181,7 @@ def solve(
     decode, checker. Every schedule is verified by the independent checker and every bound is
     certified; OPT is claimed only when a certified bound meets the best schedule.
     """
-    from llmopt.formulations import FORMULATIONS
+    from llmopt.formulations import FORMULATIONS, make_formulation
     from llmopt.model.windows import WINDOWS
     from llmopt.opt.bounds import BOUNDS
 
@@ -205,6 +205,10 @@ def solve(
             check_name(BOUNDS, "--bound", b)
     _check_upper_bounds(upper_bounds)
     instance = load_or_die(file)
+    accepts = getattr(make_formulation(formulation), "accepts", None)
+    if not relax and accepts is not None and (why := accepts(instance)) is not None:
+        die(f"--formulation {formulation}: cannot model {file}: {why}")
+    trust_exact = _plugin_formulation_trusted(formulation, relax, quiet)
     from llmopt.opt.hindsight import PipelineInterrupted, solve_hindsight
 
     try:
@@ -212,7 +216,7 @@ def solve(
             instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
             windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
             lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds, max_nnz=max_nnz,
-            progress=_progress(quiet), solve_ip=not relax,
+            progress=_progress(quiet), solve_ip=not relax, trust_exact=trust_exact,
         )
     except PipelineInterrupted as exc:
         die(str(exc), 130)
@@ -250,6 +254,22 @@ def solve(
         raise typer.Exit(130)
     if h.errors:
         raise typer.Exit(1)
+
+
+def _plugin_formulation_trusted(name: str, relax: bool, quiet: bool) -> bool:
+    """A third-party formulation that declares itself exact proves OPT only after it passes its
+    conformance check (run once per version of its code, then cached); built-in ones are tested here."""
+    from llmopt.bench.conformance import cached_check_formulation, is_builtin
+    from llmopt.formulations import FORMULATIONS, make_formulation
+
+    if relax or is_builtin(FORMULATIONS.get(name)) or not getattr(make_formulation(name), "exact", False):
+        return True
+    problems = cached_check_formulation(name, _progress(quiet))
+    if problems:
+        typer.echo(f"warning: plug-in formulation {name!r} declares itself exact but fails its conformance check "
+                   f"({problems[0]}{f'; {len(problems) - 1} more' if len(problems) > 1 else ''}); its solver "
+                   "bound will not be used as a proof of OPT", err=True)
+    return not problems
 
 
 def _hint(h: Any, instance: Instance) -> str | None:

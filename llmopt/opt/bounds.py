@@ -315,6 +315,12 @@ def wang_relax_lp_bound(instance: Instance, ctx: BoundContext | None = None) -> 
                              estimate=form.estimate)
 
 
+#: Longest time axis (last arrival − first arrival + Σ o) ``lp-colgen`` accepts: its pricing holds
+#: arrays over the whole axis (arrivals at 0 and at 10^12 asked for 7.28 TiB; a 5,000,000-step axis takes
+#: 0.4 GB and 1.6 s, and 50,000,000 ran out of memory on a 24 GB machine).
+COLGEN_MAX_AXIS = 20_000_000
+
+
 def lp_colgen_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
     """The LP relaxation at trace scale, by column generation (:mod:`llmopt.solvers.colgen`).
 
@@ -336,6 +342,12 @@ def lp_colgen_bound(instance: Instance, ctx: BoundContext | None = None) -> Boun
     t0 = time.perf_counter()
     if instance.n == 0:
         return _no_bound("lp-colgen", "no requests", t0)
+    first, last = min(r.arrival for r in instance.requests), max(r.arrival for r in instance.requests)
+    span = last - first + instance.total_output
+    if span > COLGEN_MAX_AXIS:  # its pricing walks a dense time axis: refuse before allocating it
+        return _no_bound("lp-colgen", f"not run: the time axis spans {span:,} steps (arrivals {first:,} … {last:,}); "
+                         f"column generation prices over a dense axis of at most {COLGEN_MAX_AXIS:,} steps — "
+                         "the lp, zone-lp and energy bounds do not depend on the span", t0)
     limit = ctx.time_limit
     if ctx.deadline is not None:
         left = max(0.0, ctx.deadline - time.perf_counter())

@@ -211,6 +211,7 @@ def solve_hindsight(
     progress: Progress | None = None,
     verbose: bool = False,
     solve_ip: bool = True,
+    trust_exact: bool = True,
 ) -> HindsightResult:
     """Compute (or bound) the hindsight-optimal TEL of ``instance``.
 
@@ -253,6 +254,10 @@ def solve_hindsight(
     solve_ip : bool
         ``False`` skips the formulation and solver stages: upper bounds and certified lower
         bounds only (``llmopt solve --relax``).
+    trust_exact : bool
+        ``False`` for a formulation that declares itself exact but has not passed (or failed) its
+        conformance check (:func:`llmopt.bench.conformance.check_formulation`): its solver's bound
+        is then never used to prove OPT, only the certified bounds are.
 
     Raises
     ------
@@ -302,6 +307,7 @@ def solve_hindsight(
             run.windows_valid = win.contains(lo.tolist(), hi.tolist())
             if not run.windows_valid:
                 run.note(f"windows {windows!r} do not contain the checker's windows: the MIP bound is not used")
+            run.trust_exact = trust_exact
             run.ip(form, win, solver_obj, budget, ip_time_limit, threads, max_nnz, verbose, progress)
     except KeyboardInterrupt:
         run.interrupted = True
@@ -331,6 +337,7 @@ class _Run:
         self.solver = ""
         self.windows_valid = False
         self.bound_eligible = False
+        self.trust_exact = True
         self.interrupted = False
         self.ip_rejected = False
 
@@ -434,7 +441,10 @@ class _Run:
                     self.ip_rejected = True
                     self.errors.append(f"the {solver.info.name} solution of the {form.name} model is not a feasible "
                                        "schedule (see message)")
-        self.bound_eligible = form.exact and self.windows_valid
+        self.bound_eligible = form.exact and self.windows_valid and self.trust_exact
+        if form.exact and not self.trust_exact:
+            self.note(f"the solver's bound on {form.name!r} is not used: the formulation did not pass its "
+                      "conformance check")
         usable = res.status not in (SolveStatus.NOT_SOLVED, SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED)
         if res.bound is not None and usable and self.bound_eligible:
             self.candidates.append((res.bound, "mip-bound-from-solver"))

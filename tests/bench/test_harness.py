@@ -407,3 +407,18 @@ def test_bench_run_exits_1_when_a_task_failed(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "run", "--suite-file", str(ok), "--out", str(tmp_path / "ok"),
                                  "--executor", "inline", "--no-progress"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_bad_workload_parameter_is_refused_before_any_task(tmp_path: Path) -> None:
+    """Issue 27: a suite parameter error failed every task (and the run exited 0)."""
+    suite = tiny_suite(seeds=(0, 1), name="test-bad-param")
+    bad = Suite.from_dict({**suite.to_dict(), "workloads": [
+        {"workload": "jaillet-am1", "seeds": [0, 1], "params": {"n_range": [6, 3]}}]})
+    f = _suite_file(tmp_path / "bad.json", bad)
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["bench", "run", "--suite-file", str(f), "--out", str(out), "--executor", "inline",
+                                 "--no-progress"])
+    assert result.exit_code == 2, result.output
+    err = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1 and "fails on seed 0" in err[0] and "jaillet-am1" in err[0], result.stderr
+    assert not (out / "trials.jsonl").exists()

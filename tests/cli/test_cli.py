@@ -496,3 +496,106 @@ def test_simulate_timed_summary_has_ttft_and_time_between_tokens(tmp_path: Path)
     data = json.loads(rows.read_text())
     assert len(data) == 25 and all(r["ttft_s"] > 0 and r["latency_s"] >= r["ttft_s"] for r in data)
     assert {r["mean_tbt_s"] is None for r in data if r["output"] == 1} == {True}
+
+
+def _children_named(pid: int, prefix: str) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat[stat.find("(") + 1: stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
+        if int(rest[1]) == pid and name.startswith(prefix):
+            out.append(int(d))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the cbc child through Linux /proc")
+def test_ctrl_c_during_a_cbc_solve_stops_it_and_its_child(tmp_path: Path) -> None:
+    """Issue 27: "Ctrl-C does nothing during a CBC solve". Signalled once the ``cbc`` child runs (found
+    in /proc: signal after the solver is ready, not after a timer), the command exits 130 with its
+    incumbent, and no cbc process is left behind."""
+    path = tmp_path / "am1.json"
+    save_instance(jaillet_am1(0), path)
+    proc = subprocess.Popen([*_llmopt(), "solve", str(path), "--solver", "cbc", "--time-limit", "300",
+                             "--search-evals", "20", "--bound", "energy"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+                            preexec_fn=sigint_as_on_a_terminal)
+    try:
+        while not (cbc := _children_named(proc.pid, "cbc")):
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err and "TEL (best schedule)" in out
+    def running(pid: int) -> bool:  # an orphaned child is re-parented: look it up by its own pid
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat[stat.rfind(")") + 2] not in "ZX"
+
+    assert not any(running(pid) for pid in cbc)
+
+
+# --- plug-in formulations are checked before their bound is trusted (issue 27) -------------------
+
+
+def _all_but_the_first_wait(windows):
+    from llmopt.model.windows import StartWindows
+
+    lo = (windows.lo[0], *(a + 1 for a in windows.lo[1:]))
+    return StartWindows(lo, windows.hi, windows.horizon, windows.reason)
+
+
+def test_a_wrong_exact_plugin_formulation_is_not_reported_as_proven(tmp_path: Path, monkeypatch) -> None:
+    """A plug-in that declares itself exact but makes every request but the first wait a step: on T5
+    its optimum is 13 = FCFS's TEL while OPT is 12, so its solver bound met the incumbent and the
+    result read "OPT 13 (proven)". Now ``solve`` runs its conformance check first (once: the verdict
+    is cached) and does not use its solver bound as a proof."""
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.formulations.hindsight_ip import HindsightIP
+
+    class WaitsAStep(HindsightIP):
+        def build(self, instance, windows):
+            return super().build(instance, _all_but_the_first_wait(windows))
+
+    class Honest(HindsightIP):
+        pass
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    FORMULATIONS.register("test-waits-a-step", WaitsAStep)
+    FORMULATIONS.register("test-honest", Honest)
+    inst = _write(tmp_path, T5)  # OPT 12; fcfs finds 13, so only the IP can reach 12
+    base = ["solve", str(inst), "--json", "--upper-bound", "fcfs", "--bound", "sum-of-outputs", "--search-evals", "0"]
+    try:
+        result = runner.invoke(app, [*base, "--formulation", "test-waits-a-step"])
+        again = runner.invoke(app, [*base, "--formulation", "test-waits-a-step"])
+        honest = runner.invoke(app, [*base, "--formulation", "test-honest"])
+    finally:
+        FORMULATIONS.unregister("test-waits-a-step")
+        FORMULATIONS.unregister("test-honest")
+    out = json.loads(result.stdout)
+    assert "fails its conformance check" in result.stderr and "checking plug-in formulation" in result.stderr
+    assert out["opt"] is None and out["status"] != "optimal" and out["objective"] == 13 and out["errors"] == []
+    assert "checking plug-in formulation" not in again.stderr  # cached
+    assert json.loads(again.stdout)["opt"] is None
+    out = json.loads(honest.stdout)
+    assert "fails" not in honest.stderr and out["opt"] == out["objective"] == 12 and out["status"] == "optimal"
+
+
+def test_a_formulation_that_cannot_model_the_instance_is_refused_before_any_work(tmp_path: Path) -> None:
+    """Issue 27: ``--formulation wang-ip`` on arrivals over time failed only after the search and the LP."""
+    inst = _write(tmp_path, {"M": 10, "requests": [{"arrival": 0, "prompt": 2, "output": 3},
+                                                   {"arrival": 2, "prompt": 2, "output": 3}]})
+    result = runner.invoke(app, ["solve", str(inst), "--formulation", "wang-ip"])
+    assert "cannot model" in _one_line_error(result) and "hindsight-ip" in result.stderr
+    assert "upper bounds" not in result.stderr  # no work started

@@ -203,3 +203,23 @@ def test_a_second_concurrent_run_is_refused_naming_the_holder(tmp_path: Path) ->
             os.killpg(first.pid, signal.SIGKILL)
     assert first.returncode == 130
     assert len(_calls(tmp_path)) <= N_TASKS  # the refused run computed nothing
+
+
+def test_ctrl_c_while_the_command_line_imports_is_one_line_and_exit_130() -> None:
+    """Issue 27: a Ctrl-C in the first half second (while ``llmopt.cli.main`` imports) printed a
+    KeyboardInterrupt traceback. The console script (``llmopt.cli.entry:run``) imports under a handler;
+    the interrupt is raised here exactly where a Ctrl-C would land, inside that import."""
+    import subprocess
+    import sys
+
+    code = ("import builtins\n"
+            "real = builtins.__import__\n"
+            "def fake(name, *a, **k):\n"
+            "    if name == 'llmopt.cli.main':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = fake\n"
+            "from llmopt.cli.entry import run\n"
+            "run()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr

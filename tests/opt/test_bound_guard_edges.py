@@ -91,3 +91,21 @@ def test_the_same_pipeline_over_the_checkers_windows_proves_opt():
     assert res.status is SolveStatus.OPTIMAL and res.opt == 7 and res.incumbent == 7
     assert res.bound == 7 and res.bound_certificate == "mip-bound-from-solver"
     assert res.errors == ()
+
+
+def test_lp_colgen_refuses_a_time_axis_it_would_have_to_allocate_whole(monkeypatch):
+    """Issue 27: arrivals at 0 and 10^12 made lp-colgen ask for 7.28 TiB. It now says why it does not
+    run, and the energy bound (sparse in time) still certifies the instance."""
+    from llmopt.model.instance import Instance
+    from llmopt.opt.bounds import COLGEN_MAX_AXIS, compute_bound
+
+    inst = Instance.from_tuples(10, [(0, 2, 3), (10**12, 2, 3), (0, 3, 4)])
+    res = compute_bound("lp-colgen", inst)
+    assert res.value is None and "time axis spans" in res.detail and f"{COLGEN_MAX_AXIS:,}" in res.detail
+    energy = compute_bound("energy", inst)
+    assert energy.verified and energy.value is not None and energy.value >= inst.total_output
+    monkeypatch.setattr("llmopt.opt.bounds.COLGEN_MAX_AXIS", 1000)  # the boundary, without the memory
+    inside = Instance.from_tuples(10, [(0, 2, 3), (994, 2, 3)])  # axis 994 + 6 = 1000 steps
+    assert compute_bound("lp-colgen", inside).verified
+    outside = Instance.from_tuples(10, [(0, 2, 3), (995, 2, 3)])
+    assert compute_bound("lp-colgen", outside).value is None

@@ -30,7 +30,7 @@ def t5() -> Instance:
 
 def test_t5_opt_is_proven_and_beats_mcsf():
     lines: list[str] = []
-    res = solve_hindsight(t5(), time_limit=30, progress=lines.append)
+    res = solve_hindsight(t5(), time_limit=30, progress=lines.append, bounds=("lp",))  # the LP leaves the IP work
     assert res.status is SolveStatus.OPTIMAL
     assert res.opt == 12 and res.incumbent == 12
     assert res.heuristics["mc-sf"] == 13
@@ -56,7 +56,7 @@ def test_early_stop_falls_back_to_checked_lp_bound():
     # The MIP stops before its root LP; the bound must then come from the LP dual that the
     # checker re-derived (not the solver's trivial bound), and be no larger than the incumbent.
     inst = jaillet_am1(4, n_range=(25, 25), M_range=(40, 40))
-    res = solve_hindsight(inst, ip_time_limit=0.01, search_evals=0)
+    res = solve_hindsight(inst, ip_time_limit=0.01, search_evals=0, bounds=("lp",))
     assert res.status is SolveStatus.TIME_LIMIT
     assert res.bound_certificate == "lp-dual-checked"
     lp = lp_bound(inst, BoundContext(upper_bound_starts=res.starts))
@@ -156,7 +156,7 @@ def test_huge_output_length_is_quick_and_model_size_is_checked_up_front():
     assert solve_hindsight(one).opt == 2_000_000  # no waiting: no model at all
     inst = jaillet_am1(0)
     lines: list[str] = []
-    res = solve_hindsight(inst, max_nnz=1000, search_evals=0, progress=lines.append)
+    res = solve_hindsight(inst, max_nnz=1000, search_evals=0, progress=lines.append, bounds=("lp",))
     assert res.status is SolveStatus.NOT_SOLVED and res.model_stats == {}
     assert "IP skipped" in res.message and "nonzeros" in res.message and "--max-nnz" in res.message
     assert res.bounds[0].value is None and "skipped" in res.bounds[0].detail
