@@ -54,6 +54,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any, Protocol
 
 from llmopt.bench.store import HarnessError
@@ -119,7 +120,49 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
         return LocalExecutor(workers)
     if name == "inline":
         return InlineExecutor()
+    if address is not None:
+        check_ray_address(address)
     return RayExecutor(workers, address)
+
+
+def parse_ray_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``HOST:PORT`` or ``ray://HOST:PORT``; ``None`` for ``auto``.
+
+    Raises
+    ------
+    HarnessError
+        For anything else, naming the accepted forms.
+    """
+    if address == "auto":
+        return None
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = rest.rpartition(":")
+    if sep and host and "/" not in host and port.isdigit() and 1 <= int(port) <= 65535:
+        return host.strip("[]"), int(port)
+    raise HarnessError(f"--address {address!r} is not a Ray address; give auto (the cluster this machine "
+                       "belongs to), HOST:PORT (a head node's GCS, port 6379 by default) or ray://HOST:PORT "
+                       "(Ray Client, port 10001 by default)")
+
+
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Fail in one line, before any work, for an address that is malformed, unreachable, or (for
+    ``ray://``) needs the Ray Client extra that is not installed. Ray itself would wait up to
+    minutes for an unreachable GCS."""
+    import importlib.util
+    import socket
+
+    where = parse_ray_address(address)
+    if address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        raise HarnessError(f"--address {address}: Ray Client (ray://) needs grpcio, which is not installed; "
+                           "install it with: pip install 'llmopt[ray]' (it includes ray[client])")
+    if where is None:
+        return
+    try:
+        socket.create_connection(where, timeout=timeout).close()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__.lower().replace("error", " error").strip()
+        raise HarnessError(f"--address {address}: cannot reach {where[0]}:{where[1]} ({why}); is a Ray head "
+                           "running there (`ray start --head`)?") from None
 
 
 # --- inline -----------------------------------------------------------------------------------
@@ -404,12 +447,22 @@ class RayExecutor:
             # saves finished tasks first.
             in_main = threading.current_thread() is threading.main_thread()
             sigterm = signal.getsignal(signal.SIGTERM) if in_main else None
-            if self.address is not None:
-                ray.init(address=self.address)
-            elif os.environ.get("RAY_ADDRESS"):
-                ray.init()
-            else:
-                ray.init(num_cpus=self.workers or default_workers(), include_dashboard=False)
+            try:
+                if self.address is not None:
+                    ray.init(address=self.address)
+                elif os.environ.get("RAY_ADDRESS"):
+                    ray.init()
+                else:
+                    ray.init(num_cpus=self.workers or default_workers(), include_dashboard=False)
+            except (ConnectionError, ValueError, RuntimeError) as exc:  # no traceback for a cluster not there
+                target = self.address or os.environ.get("RAY_ADDRESS") or "a local instance"
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                hint = ""
+                if self.address is not None and not os.environ.get("RAY_AUTH_MODE") and \
+                        (Path.home() / ".ray" / "auth_token").exists():
+                    hint = ("; this machine has a Ray auth token (~/.ray/auth_token): if the cluster was started "
+                            "with token authentication, run with RAY_AUTH_MODE=token")
+                raise HarnessError(f"ray: cannot connect to {target}: {first}{hint}") from None
             if in_main and sigterm is not None:
                 signal.signal(signal.SIGTERM, sigterm)
         try:

@@ -108,22 +108,29 @@ def _check_names(suite: Suite) -> None:
         die(f"suite {suite.name!r}: solver {suite.solver!r} is unavailable: {why}", 3)
 
 
-def _check_first_instances(suite: Suite) -> None:
+def _check_first_instances(suite: Suite, out_dir: Path) -> None:
     """Exit 2 when a workload cannot make the first instance its parameters ask for: a bad value
     (``n_range=(60, 40)``, a missing trace file) fails here, before any task, instead of in every task.
-    Instances are cheap next to the tasks (traces are read once and cached)."""
+    One instance per workload entry, the first seed not yet recorded in ``out_dir`` (a resumed run
+    does not make again what it has); instances are cheap next to the tasks."""
+    from llmopt.bench.harness import TRIALS_FILE
+    from llmopt.bench.store import read_trials, task_key
     from llmopt.bench.tasks import resolve_workload
 
+    trials = out_dir / TRIALS_FILE
+    done = {task_key(r) for r in read_trials(trials)[0]} if trials.exists() else set()
+    todo = [t for t in suite.tasks() if t.key not in done]
     for spec in suite.workloads:
-        if not spec.seeds:
+        first = next((t for t in todo if t.spec is spec), None)
+        if first is None:
             continue
         try:
-            resolve_workload(spec.workload)(spec.seeds[0], **dict(spec.params))
+            resolve_workload(spec.workload)(first.seed, **dict(spec.params))
         except KeyboardInterrupt:
             raise
         except Exception as exc:
             die(f"suite {suite.name!r}: workload {spec.workload!r} with {dict(spec.params) or 'no parameters'} "
-                f"fails on seed {spec.seeds[0]}: {type(exc).__name__}: {exc}")
+                f"fails on seed {first.seed}: {type(exc).__name__}: {exc}")
 
 
 def _check_out(out_dir: Path, suite: Suite, *, settings: bool) -> None:
@@ -267,7 +274,7 @@ def bench_run(
     out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
     _check_out(out_dir, suite, settings=True)
     _check_names(suite)
-    _check_first_instances(suite)
+    _check_first_instances(suite, out_dir)
     try:
         ex = make_executor(executor, workers, address)
     except HarnessError as exc:

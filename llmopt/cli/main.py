@@ -7,6 +7,7 @@ Commands::
                            [--write-schedule OUT.json] [--json]
     llmopt simulate FILE.json --policy NAME [--requests ROWS.csv|.json] [--json]
     llmopt check FILE.json SCHEDULE.json [--all] [--json]
+    llmopt generate WORKLOAD --seed S [--param key=value ...] -o FILE.json
     llmopt bench run|list|report ...        (see llmopt.cli.bench)
     llmopt policies | solvers | stages
 
@@ -49,6 +50,7 @@ from llmopt.cli.common import (
     load_or_die,
     num,
 )
+from llmopt.cli.generate import generate_cmd
 from llmopt.cli.simulate import simulate_cmd
 from llmopt.cli.trace import trace_cmd
 from llmopt.model.instance import Instance
@@ -76,6 +78,7 @@ app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 app.command("trace")(trace_cmd)
 app.command("simulate")(simulate_cmd)
+app.command("generate")(generate_cmd)
 
 DEFAULT_FORMULATION = "hindsight-ip"
 

@@ -105,3 +105,65 @@ def test_ray_gives_the_same_records_as_the_local_pool(tmp_path: Path) -> None:
         assert ray.is_initialized()  # a session the caller started is left running
     finally:
         ray.shutdown()
+
+
+@pytest.mark.parametrize(("address", "fragment"), [
+    ("foo", "is not a Ray address"),
+    ("ray://head", "is not a Ray address"),
+    ("127.0.0.1:1", "cannot reach 127.0.0.1:1"),
+    ("ray://127.0.0.1:1", "cannot reach 127.0.0.1:1"),
+])
+def test_bad_ray_addresses_are_one_line_errors_before_any_work(address, fragment) -> None:
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'llmopt[ray]')")
+    with pytest.raises(HarnessError, match=fragment):
+        make_executor("ray", address=address)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_ray_joins_a_local_head_started_by_the_test(tmp_path: Path) -> None:
+    """Issue 27: ``--address ray://HEAD:10001`` crashed (no ``ray[client]``). A head started here with
+    ``ray start --head``; the suite runs through its GCS address and through Ray Client, each giving the
+    local pool's records."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'llmopt[ray]')")
+    pytest.importorskip("grpc", reason="Ray Client needs grpcio (pip install 'llmopt[ray]')")
+    ray_cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+    if ray_cli is None:
+        pytest.skip("the `ray` command is not installed")
+    gcs, client = _free_port(), _free_port()
+    suite = tiny_suite(seeds=(0,), ip_time_limit=600.0)  # registered workloads only: workers do not see tests/
+    local = _records(suite, tmp_path / "local", executor="local", workers=1)
+    # `ray start` (Ray 2.5x+) may enable token authentication; a driver then needs RAY_AUTH_MODE=token
+    env = {**__import__("os").environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    start = subprocess.run([ray_cli, "start", "--head", f"--port={gcs}", f"--ray-client-server-port={client}",
+                            "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={temp}",
+                            "--disable-usage-stats"], capture_output=True, text=True, env=env, timeout=180)
+    try:
+        assert start.returncode == 0, start.stdout + start.stderr
+        suite_file = tmp_path / "suite.json"
+        suite_file.write_text(json.dumps(suite.to_dict()))
+        llmopt = Path(sys.executable).with_name("llmopt")
+        for address in (f"127.0.0.1:{gcs}", f"ray://127.0.0.1:{client}"):  # from the command line, as a user would
+            out = tmp_path / address.replace(":", "_").replace("/", "_")
+            proc = subprocess.run([str(llmopt), "bench", "run", "--suite-file", str(suite_file), "--out", str(out),
+                                   "--executor", "ray", "--address", address, "--no-progress"],
+                                  capture_output=True, text=True, env=env, timeout=600)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            remote = read_trials(out / "trials.jsonl")[0]
+            diffs = _differences(_strip(remote), _strip(local))
+            assert len(remote) == 2 and not diffs, "\n".join(diffs)
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)

@@ -599,3 +599,23 @@ def test_a_formulation_that_cannot_model_the_instance_is_refused_before_any_work
     result = runner.invoke(app, ["solve", str(inst), "--formulation", "wang-ip"])
     assert "cannot model" in _one_line_error(result) and "hindsight-ip" in result.stderr
     assert "upper bounds" not in result.stderr  # no work started
+
+
+# --- generate (issue 27) --------------------------------------------------------------------------
+
+
+def test_generate_writes_the_workload_instance_of_a_seed(tmp_path: Path) -> None:
+    from llmopt.model.instance import instance_to_dict
+    from llmopt.workloads import make_instance
+
+    out = tmp_path / "am1.json"
+    result = runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "--param", "n_range=[20,20]", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert instance_to_dict(load_instance(out)) == instance_to_dict(make_instance("jaillet-am1", 3, n_range=(20, 20)))
+    assert "n = 20" in result.stdout
+    assert "exists" in _one_line_error(runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "-o", str(out)]))
+    err = _one_line_error(runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "--param", "nn=3",
+                                              "-o", str(tmp_path / "x.json")]))
+    assert "does not take ['nn']" in err and "n_range" in err
+    assert "unknown workload" in _one_line_error(runner.invoke(app, ["generate", "nope", "--seed", "0", "-o",
+                                                                     str(tmp_path / "y.json")]))

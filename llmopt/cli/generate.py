@@ -1,0 +1,86 @@
+"""``llmopt generate``: write the instance a registered workload makes for a seed.
+
+The same instances the suites run (``llmopt.workloads.WORKLOADS``), as files for ``solve``,
+``simulate`` and ``check``: ``llmopt generate jaillet-am1 --seed 3 -o am1_s3.json``, with the
+workload's parameters as ``--param key=value`` (values read as JSON: ``--param n_range=[20,20]``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from llmopt.cli.common import ForceFlag, check_name, check_option, check_output_file, die
+
+__all__ = ["generate_cmd"]
+
+
+def _params(items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            die(f"--param {item!r}: expected key=value (the value as JSON, e.g. n_range=[20,20])")
+        if key in params:
+            die(f"--param {key!r} is given twice")
+        try:
+            params[key] = json.loads(raw)
+        except ValueError:
+            params[key] = raw
+    return params
+
+
+def generate_cmd(
+    workload: Annotated[str, typer.Argument(help="Registered workload (`llmopt stages` lists them).",
+                                            show_default=False)],
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the instance.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Instance JSON file to write.",
+                                         show_default=False)],
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", help="A workload parameter as key=value (JSON value); repeat for several.",
+        show_default=False)] = None,
+    force: ForceFlag = False,
+) -> None:
+    """Write the instance a registered workload makes for a seed (the instances the suites run)."""
+    from llmopt.workloads import WORKLOADS
+
+    check_name(WORKLOADS, "WORKLOAD", workload)
+    check_option("--seed", seed, minimum=0)
+    params = _params(param or [])
+    make = WORKLOADS.get(workload)
+    try:
+        inspect.signature(make).bind(seed, **params)
+    except TypeError as exc:
+        known = [p for p in inspect.signature(make).parameters if p != "seed"]
+        die(f"--param: workload {workload!r} does not take {sorted(params)} ({exc}); its parameters: "
+            f"{', '.join(known) or 'none'}")
+    except ValueError:  # no signature to check
+        pass
+    check_output_file("-o", output, force=force)
+    from llmopt.model.instance import Instance, InstanceError, save_instance
+    from llmopt.model.timed_instance import save_timed_instance
+
+    try:
+        inst = make(seed, **params)
+    except (InstanceError, FileNotFoundError) as exc:
+        die(f"workload {workload!r}: {exc}")
+    except (TypeError, ValueError) as exc:
+        die(f"workload {workload!r} with {params or 'its defaults'}: {type(exc).__name__}: {exc}")
+    try:
+        if isinstance(inst, Instance):
+            save_instance(inst, output)
+            clock = "discrete"
+        else:
+            save_timed_instance(inst, output)
+            clock = "continuous-time (arrivals in seconds)"
+    except OSError as exc:
+        die(f"{output}: cannot write: {exc.strerror or exc}")
+    arrivals = [r.arrival for r in inst.requests]
+    span = f", arrivals {min(arrivals):g} … {max(arrivals):g}" if arrivals else ""
+    typer.echo(f"wrote {output}: {workload} seed {seed}{f' {params}' if params else ''}: {clock} instance, "
+               f"n = {inst.n:,}, M = {inst.M:,}{span}")
