@@ -609,7 +609,8 @@ def test_generate_writes_the_workload_instance_of_a_seed(tmp_path: Path) -> None
     from llmopt.workloads import make_instance
 
     out = tmp_path / "am1.json"
-    result = runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "--param", "n_range=[20,20]", "-o", str(out)])
+    result = runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "--param", "n_range=[20,20]",
+                                 "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert instance_to_dict(load_instance(out)) == instance_to_dict(make_instance("jaillet-am1", 3, n_range=(20, 20)))
     assert "n = 20" in result.stdout
