@@ -11,6 +11,9 @@ found (mean, median, max, min), MC-SF / best found (a lower bound on MC-SF's rat
 (an upper bound), how much the best schedule improved, which stage found it, which certificate
 gave the bound, and the time per trial. Also writes ``gap_hist.png``: the per-trial gaps of both runs.
 
+It solves nothing: it reloads the two runs (and says so in its first line, with the commands that
+recompute them).
+
     python benchmarks/certified_gap.py            # print
     python benchmarks/certified_gap.py --write    # also write results/jaillet-certified/gap.md and gap_hist.png
 """
@@ -31,6 +34,18 @@ MODELS = (("jaillet-am1", "AM1"), ("jaillet-am2", "AM2"))
 
 def load(path: Path) -> dict[tuple[str, int], dict]:
     return {(r["workload"], r["seed"]): r for r in map(json.loads, path.read_text().splitlines()) if not r["error"]}
+
+
+def reload_note() -> str:
+    """One line: this script reloads the committed runs (it solves nothing), and how to recompute them."""
+    parts = []
+    for path in (BEFORE, AFTER):
+        meta = json.loads((path.parent / "suite.json").read_text())
+        run = meta["runs"][-1] if meta.get("runs") else {}
+        took = f", {run['wall_s'] / 3600:.1f} h on {run.get('workers')} workers" if run.get("wall_s") else ""
+        parts.append(f"llmopt bench run {meta['suite']['name']} --out DIR{took}")
+    return ("reloads the committed runs " + " and ".join(str(p.relative_to(ROOT)) for p in (BEFORE, AFTER))
+            + " (nothing is solved here); to recompute them: " + "; ".join(parts))
 
 
 def summary(before: dict, after: dict) -> list[str]:
@@ -95,6 +110,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    print(reload_note())
     before, after = load(BEFORE), load(AFTER)
     lines = summary(before, after)
     print("\n".join(lines))

@@ -18,8 +18,10 @@ IP proved it).
     python benchmarks/zone_bound.py --workers 1 --limit 20   # a quick look
     python benchmarks/zone_bound.py --write          # also write results/zone_bound/README.md and gap_hist.png
 
-Results are appended to ``results/zone_bound/trials.jsonl`` as they come (a rerun skips trials
-already there; delete the file to start over).
+Results are appended to ``results/zone_bound/trials.jsonl`` as they come. A rerun reuses a stored row
+only while its source run still holds the same bracket (best found, status, bound): a row whose source
+was rerun since (a newer proof, a better schedule) is evaluated again, and rows of trials no longer
+stored are dropped. ``--fresh`` evaluates every row again.
 """
 
 from __future__ import annotations
@@ -79,23 +81,50 @@ def _key(r: dict) -> tuple:
     return (r["suite"], r["workload"], json.dumps(r.get("params"), sort_keys=True), r["seed"])
 
 
-def run(workers: int, limit: int | None) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    done = {_key(json.loads(line)) for line in TRIALS.read_text().splitlines()} if TRIALS.exists() else set()
+def _latest(path: Path) -> list[dict]:
+    """The latest record per task of a committed ``trials.jsonl`` (a rerun appends; the last one counts)."""
+    from llmopt.bench.store import latest_records, read_trials
+
+    return latest_records(read_trials(path)[0])
+
+
+def sources(limit: int | None) -> list[dict]:
+    """The stored runs evaluated here: the AM1 / AM2 M = 40 points of the small suites, then the J §5.1 trials."""
     todo = []
     for path, _ in SMALL:
-        todo += [r for r in map(json.loads, path.read_text().splitlines()) if r["M"] == 40]
-    todo += list(map(json.loads, CERTIFIED.read_text().splitlines()))[:limit]
-    todo = [r for r in todo if _key(r) not in done]
-    print(f"{len(todo)} trials to evaluate ({len(done)} already in {TRIALS.relative_to(ROOT)})", flush=True)
+        todo += [r for r in _latest(path) if r["M"] == 40]
+    return todo + _latest(CERTIFIED)[:limit]
+
+
+def _same_inputs(row: dict, src: dict) -> bool:
+    """Whether a stored evaluation was made from this very bracket of its source run: a source rerun since
+    (a newer proof, a better schedule) makes the row stale, and it is evaluated again."""
+    return (row["best"], row["status"], row["bound_before"]) == (src["incumbent"], src["status"], src["bound"])
+
+
+def run(workers: int, limit: int | None, fresh: bool = False) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    stored = {}
+    if TRIALS.exists() and not fresh:
+        stored = {_key(r): r for r in map(json.loads, TRIALS.read_text().splitlines())}
+    src = sources(limit)
+    todo = [r for r in src if _key(r) not in stored or not _same_inputs(stored[_key(r)], r)]
+    stale = sum(_key(r) in stored for r in todo)
+    print(f"{len(src)} stored trials: {len(src) - len(todo)} rows reused from {TRIALS.relative_to(ROOT)} (their source "
+          f"bracket is unchanged), {len(todo)} to evaluate ({stale} stale: their source run changed); "
+          "--fresh recomputes every row", flush=True)
     t0 = time.time()
-    with ProcessPoolExecutor(max_workers=workers) as pool, TRIALS.open("a") as fh:
+    with ProcessPoolExecutor(max_workers=workers) as pool, TRIALS.open("w" if fresh else "a") as fh:
         for i, out in enumerate(pool.map(evaluate, todo), 1):
             fh.write(json.dumps(out) + "\n")
             fh.flush()
+            stored[_key(out)] = out
             print(f"[{i}/{len(todo)} {time.time() - t0:.0f}s] {out['workload']} seed {out['seed']} n={out['n']}: "
                   f"best {out['best']}, bound {out['bound_before']} -> {out['bound_after']} "
                   f"(gap {out['gap_before']:.1%} -> {out['gap_after']:.1%}), zone {out['zone_s']:.1f}s", flush=True)
+    # one row per stored trial, in source order: rows of trials no longer stored, or superseded, are dropped
+    keep = [stored[_key(r)] for r in src if _key(r) in stored]
+    TRIALS.write_text("".join(json.dumps(r) + "\n" for r in keep))
 
 
 def _mean(xs: list[float]) -> str:
@@ -171,8 +200,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="only the first N J §5.1 trials")
     ap.add_argument("--write", action="store_true", help="write results/zone_bound/README.md's table and gap_hist.png")
+    ap.add_argument("--fresh", action="store_true", help="evaluate every trial again (default: reuse rows whose "
+                                                          "source bracket is unchanged)")
     args = ap.parse_args()
-    run(args.workers, args.limit)
+    run(args.workers, args.limit, args.fresh)
     table = report()
     print(table)
     if args.write:

@@ -33,7 +33,7 @@ from llmopt.solvers.base import (
     unavailable_result,
 )
 
-__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs"]
+__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs", "solve_still_running"]
 
 #: Above this many nonzeros the MIP presolve is switched off. Measured once by hand on
 #: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
@@ -216,6 +216,15 @@ def new_highs(highspy: Any) -> Any:
                 os.close(devnull)
         finally:
             os.close(saved)
+
+
+def solve_still_running() -> bool:
+    """Whether a solve this process cancelled is still unwinding in HiGHS's thread (``False`` when
+    highspy was never imported: this never imports it)."""
+    import sys
+
+    highspy = sys.modules.get("highspy")
+    return highspy is not None and bool(new_highs(highspy).is_solver_running())
 
 
 def _wait_for_earlier_solve(highspy: Any, start: float, time_limit: float | None) -> bool:

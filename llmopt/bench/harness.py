@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -48,7 +48,7 @@ from llmopt.bench.suites import Suite, Task
 from llmopt.bench.tasks import run_task
 
 __all__ = ["HarnessError", "FolderLocked", "RunInterrupted", "TRIALS_FILE", "SUITE_FILE", "run_suite", "run_task",
-           "read_trials", "latest_records", "task_key", "software_versions"]
+           "Eta", "read_trials", "latest_records", "task_key", "software_versions"]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -161,6 +161,12 @@ class _Interrupts:
 # --- progress -------------------------------------------------------------------------------------
 
 
+def escape_markup(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def _clock(seconds: float) -> str:
     s = int(round(seconds))
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -189,10 +195,54 @@ def _outcome(rec: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+class Eta:
+    """Time left in a run, from the tasks finished so far, weighted by workload entry.
+
+    A task's expected time is the mean runtime of the finished tasks of its own workload entry
+    (same workload and parameters: same sizes), else of all finished tasks; the remaining work is
+    divided among ``workers``. ``worst`` assumes instead that every remaining task takes at least
+    ``limit_s`` (the suite's IP time limit), which is what a suite of growing instances such as
+    ``ip-scaling`` does at the end (a count-based ETA said 5 minutes with nine 600 s IPs left).
+    """
+
+    def __init__(self, tasks: Sequence[Task], workers: int | None, limit_s: float | None = None) -> None:
+        self.left: dict[Any, int] = {}
+        for t in tasks:
+            self.left[id(t.spec)] = self.left.get(id(t.spec), 0) + 1
+        self.workers = max(1, workers or 1)
+        self.limit_s = limit_s
+        self.spent: dict[Any, list[float]] = {}
+
+    def finished(self, task: Task, seconds: float | None) -> None:
+        self.left[id(task.spec)] = max(0, self.left.get(id(task.spec), 0) - 1)
+        if seconds is not None:
+            self.spent.setdefault(id(task.spec), []).append(float(seconds))
+
+    def estimate(self) -> tuple[float | None, float | None]:
+        """``(expected, worst)`` seconds left; ``expected`` is ``None`` before any task finished."""
+        every = [x for xs in self.spent.values() for x in xs]
+        expected = worst = 0.0
+        for spec, n in self.left.items():
+            mine = self.spent.get(spec) or every
+            each = sum(mine) / len(mine) if mine else 0.0
+            expected += n * each
+            worst += n * max(each, self.limit_s or 0.0)
+        expected_s = expected / self.workers if every else None
+        return expected_s, (worst / self.workers if self.limit_s else None)
+
+    def text(self) -> str:
+        expected, worst = self.estimate()
+        out = "?" if expected is None else _clock(expected)
+        if worst is not None and (expected is None or worst > 1.5 * expected + 60):
+            out += f" (up to {_clock(worst)} if every remaining IP runs to its limit)"
+        return out
+
+
 class _Progress:
     """A rich bar on a terminal; otherwise one line per finished task on standard error."""
 
-    def __init__(self, enabled: bool, total: int, label: str, log: Callable[[str], None]) -> None:
+    def __init__(self, enabled: bool, total: int, label: str, log: Callable[[str], None],
+                 eta: Eta | None = None) -> None:
         self.enabled = enabled and total > 0
         self.tty = self.enabled and sys.stderr.isatty()
         self.total, self.label, self._log = total, label, log
@@ -200,6 +250,7 @@ class _Progress:
         self._t0 = time.monotonic()
         self._bar: Any = None
         self._task: Any = None
+        self.eta = eta
 
     def __enter__(self) -> _Progress:
         if self.tty:
@@ -212,16 +263,15 @@ class _Progress:
                 SpinnerColumn,
                 TextColumn,
                 TimeElapsedColumn,
-                TimeRemainingColumn,
             )
 
             self._bar = Progress(
                 SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                 console=Console(stderr=True),
             )
             self._bar.__enter__()
-            self._task = self._bar.add_task(escape(self.label), total=self.total)
+            self._task = self._bar.add_task(escape(self.label), total=self.total, eta="?")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -235,17 +285,21 @@ class _Progress:
         else:
             self._log(msg)
 
-    def advance(self, task: Task, outcome: str) -> None:
+    def advance(self, task: Task, outcome: str, seconds: float | None = None) -> None:
         self.done += 1
+        if self.eta is not None:
+            self.eta.finished(task, seconds)
         if not self.enabled:
             return
-        if self._bar is not None:
-            self._bar.advance(self._task)
-            return
         elapsed = time.monotonic() - self._t0
-        eta = elapsed / self.done * (self.total - self.done)
-        self._log(f"[{self.done}/{self.total}] {task.label}: {outcome} — elapsed {_clock(elapsed)}, "
-                  f"ETA {_clock(eta)}")
+        if self.eta is not None:
+            eta = self.eta.text()
+        else:
+            eta = _clock(elapsed / self.done * (self.total - self.done))
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, eta=escape_markup(eta))
+            return
+        self._log(f"[{self.done}/{self.total}] {task.label}: {outcome} — elapsed {_clock(elapsed)}, ETA {eta}")
 
 
 # --- run_suite -------------------------------------------------------------------------------------
@@ -340,14 +394,17 @@ def run_suite(
                 "versions": software_versions(("ray",) if ex.name == "ray" else ()),
             })
             t0 = time.perf_counter()
-            bar = _Progress(progress, len(todo), suite.name, log)
+            limit = suite.ip_time_limit if suite.kind != "trace" else None
+            bar = _Progress(progress, len(todo), suite.name, log, Eta(todo, ex.slots, limit))
 
             def on_result(task: Task, rec: dict[str, Any]) -> None:
                 with interrupts.critical():
                     store.append(rec)
                     if rec.get("error"):
                         bar.log(f"task {task.label} failed: {rec['error']}")
-                    bar.advance(task, f"{_outcome(rec)} ({rec.get('runtime_s')} s)")
+                    runtime = rec.get("runtime_s")
+                    bar.advance(task, f"{_outcome(rec)} ({runtime} s)",
+                                runtime if isinstance(runtime, (int, float)) else None)
 
             def on_lost(task: Task, why: str) -> None:
                 with interrupts.critical():

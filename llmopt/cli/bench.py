@@ -162,23 +162,45 @@ _SUMMARY_ROWS = (
 )
 
 
+#: Up to this many workloads the summary has one column per workload; beyond, one row per workload.
+_WIDE_SUMMARY_MAX = 6
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def _summary_table(df: Any, title: str) -> Table:
-    """Per-workload summary, one column per workload, ``ours (paper)`` in each cell."""
+    """Per-workload summary, ``ours (paper)`` in each cell; metrics no workload has (no proven OPT in a
+    theory suite, no paper numbers) are left out. A few workloads: one column each; many (a theory
+    suite's 40 families): one row each, so the table stays readable at any width."""
     from llmopt.bench.report import format_value
 
-    t = Table(title=escape(title), caption="(paper's number in brackets)")
-    t.add_column("", no_wrap=True)
     rows = [row for _, row in df.iterrows()]
-    for row in rows:
-        t.add_column(escape(str(row["workload"])), justify="right", no_wrap=True)
-    for label, ours, paper in _SUMMARY_ROWS:
-        cells = []
+    metrics = [(label, ours, paper) for label, ours, paper in _SUMMARY_ROWS
+               if any(not _missing(row.get(ours)) for row in rows)
+               or (paper is not None and any(not _missing(row.get(paper)) for row in rows))]
+
+    def cell(row: Any, ours: str, paper: str | None) -> str:
+        text = format_value(row.get(ours), ours)
+        if paper is not None and not _missing(row.get(paper)):
+            text += f" ({format_value(row[paper], paper)})"
+        return escape(text)
+
+    has_paper = any(paper is not None and any(not _missing(row.get(paper)) for row in rows) for _, _, paper in metrics)
+    t = Table(title=escape(title), caption="(paper's number in brackets)" if has_paper else None)
+    if len(rows) <= _WIDE_SUMMARY_MAX:
+        t.add_column("", no_wrap=True)
         for row in rows:
-            text = format_value(row[ours], ours)
-            if paper is not None and row[paper] is not None:
-                text += f" ({format_value(row[paper], paper)})"
-            cells.append(escape(text))
-        t.add_row(escape(label), *cells)
+            t.add_column(escape(str(row["workload"])), justify="right", no_wrap=True)
+        for label, ours, paper in metrics:
+            t.add_row(escape(label), *(cell(row, ours, paper) for row in rows))
+        return t
+    t.add_column("workload", no_wrap=False)
+    for label, _, _ in metrics:
+        t.add_column(escape(label), justify="right")
+    for row in rows:
+        t.add_row(escape(str(row["workload"])), *(cell(row, ours, paper) for _, ours, paper in metrics))
     return t
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "json_out",
     "num",
     "check_name",
+    "finish",
     "check_option",
     "write_rows",
     "check_output_file",
@@ -74,6 +75,25 @@ def num(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if not value.is_integer() else str(int(value))
     return str(value)
+
+
+def finish(code: int = 0) -> None:
+    """End a command with ``code``. If a cancelled HiGHS solve is still unwinding in its threads
+    (``HiGHS left to stop in the background``), the output is flushed and the process exits at
+    once: interpreter shutdown beside HiGHS's live worker threads can abort after the output is
+    printed ("terminate called without an active exception", exit 134 — reported with
+    ``--threads 8``)."""
+    import os
+    import sys
+
+    from llmopt.solvers.highs import solve_still_running
+
+    if solve_still_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    if code:
+        raise typer.Exit(code)
 
 
 def check_name(registry: Any, option: str, name: str) -> None:

@@ -45,6 +45,7 @@ from llmopt.cli.common import (
     check_output_file,
     console,
     die,
+    finish,
     json_out,
     load_any_or_die,
     load_or_die,
@@ -254,9 +255,8 @@ def solve(
     if h.status is SolveStatus.INTERRUPTED:
         typer.echo("interrupted: the best verified schedule and certified bound found so far are shown above",
                    err=True)
-        raise typer.Exit(130)
-    if h.errors:
-        raise typer.Exit(1)
+        finish(130)
+    finish(1 if h.errors else 0)
 
 
 def _plugin_formulation_trusted(name: str, relax: bool, quiet: bool) -> bool:
@@ -368,9 +368,8 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
         console.print(t)
     if h.status is SolveStatus.INTERRUPTED:
         typer.echo(f"interrupted; {len(h.bounds)} bound stage(s) finished", err=True)
-        raise typer.Exit(130)
-    if h.errors:
-        raise typer.Exit(1)
+        finish(130)
+    finish(1 if h.errors else 0)
 
 
 def _formulation_lp(instance: Instance, formulation: str, solver: str, h: Any, time_limit: float,

@@ -58,6 +58,9 @@ def simulate_cmd(
     requests_file: Annotated[Path | None, typer.Option("--requests", help=(
         "Write one row per request (start, completion, latency; TTFT and time between tokens in continuous "
         "time) to this file: CSV, or JSON if it ends in .json."), show_default=False)] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help=(
+        "Draw the schedule to this image (PNG, PDF or SVG): a Gantt chart of the runs and the KV cache in use."),
+        show_default=False)] = None,
     force: ForceFlag = False,
     json_output: JsonFlag = False,
 ) -> None:
@@ -74,6 +77,9 @@ def simulate_cmd(
         die(f"--policy: {exc}")
     check_name(POLICIES, "--policy", pname)
     check_output_file("--requests", requests_file, inputs=[file], force=force)
+    check_output_file("--plot", plot, inputs=[file], force=force)
+    if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
+        die(f"--plot {plot}: give a .png, .pdf or .svg file")
     any_instance = load_any_or_die(file)
     if predictions is not None:
         from llmopt.workloads.predictions import apply_prediction_spec
@@ -83,9 +89,16 @@ def simulate_cmd(
         except (ValueError, KeyError) as exc:
             die(f"--predictions {predictions!r}: {exc}")
     if isinstance(any_instance, TimedInstance):
-        _simulate_timed(file, any_instance, policy, cost_model, requests_file, json_output)
+        sched, ok = _simulate_timed(file, any_instance, policy, cost_model, requests_file, json_output)
     else:
-        _simulate_discrete(file, any_instance, policy, requests_file, json_output)
+        sched, ok = _simulate_discrete(file, any_instance, policy, requests_file, json_output)
+    if plot is not None:
+        from llmopt.bench.schedule_plot import plot_schedule
+
+        plot_schedule(any_instance, sched, plot, title=f"{policy} on {file.name}")
+        typer.echo(f"plot: {plot}", err=True)
+    if not ok:
+        raise typer.Exit(1)
 
 
 def _make_policy(policy: str) -> Any:
@@ -97,14 +110,40 @@ def _make_policy(policy: str) -> Any:
         die(f"--policy {policy!r}: {exc}")
 
 
-def _run(file: Path, policy: str, run: Any) -> Any:
-    """``run()``, with the command line's exits: 130 on Ctrl-C, 2 for a policy that needs prediction
-    intervals the instance lacks (a bad input: ``--predictions`` supplies them), 1 for a failed run."""
+#: Seconds between the progress lines of a long simulation (the first after as long).
+PROGRESS_EVERY_S = 5.0
+
+
+def _heartbeat(policy: str, n: int, monitor: dict[str, Any], stop: Any) -> None:
+    """Every :data:`PROGRESS_EVERY_S` seconds until ``stop`` is set: one line on standard error with the
+    requests completed so far (read from the engine's worker; nothing runs inside the engine's loop)."""
+    import sys
+    import time
+
+    t0 = time.monotonic()
+    while not stop.wait(PROGRESS_EVERY_S):
+        worker = monitor.get("worker")
+        done = getattr(worker, "done", 0)
+        sys.stderr.write(f"simulating {policy}: {done:,} of {n:,} requests completed "
+                         f"({time.monotonic() - t0:.0f} s)\n")
+        sys.stderr.flush()
+
+
+def _run(file: Path, policy: str, n: int, run: Any) -> Any:
+    """``run(monitor)``, with progress lines while it lasts more than a few seconds and the command
+    line's exits: 130 on Ctrl-C, 2 for a policy that needs prediction intervals the instance lacks
+    (a bad input: ``--predictions`` supplies them), 1 for a failed run."""
+    import threading
+
     from llmopt.engine.discrete import EvictionLoopError, SimulationError
     from llmopt.policies.intervals import IntervalPolicyError
 
+    monitor: dict[str, Any] = {}
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(policy, n, monitor, stop), daemon=True)
+    beat.start()
     try:
-        return run()
+        return run(monitor)
     except KeyboardInterrupt:
         typer.echo("interrupted; nothing to show", err=True)
         raise typer.Exit(130) from None
@@ -114,16 +153,19 @@ def _run(file: Path, policy: str, run: Any) -> Any:
         die(f"{file}: policy {policy!r} fell into an eviction loop and was stopped: {exc}", 1)
     except (SimulationError, ValueError) as exc:
         die(f"{file}: policy {policy!r} failed: {exc}", 1)
+    finally:
+        stop.set()
+        beat.join()
 
 
 def _simulate_discrete(file: Path, instance: Any, policy: str, requests_file: Path | None,
-                       json_output: bool) -> None:
+                       json_output: bool) -> tuple[Any, bool]:
     from llmopt.engine.discrete import simulate
     from llmopt.model.metrics import percentiles, request_rows
     from llmopt.verify.checker import check_schedule
 
     pol = _make_policy(policy)
-    sched = _run(file, policy, lambda: simulate(instance, pol))
+    sched = _run(file, policy, instance.n, lambda monitor: simulate(instance, pol, monitor=monitor))
     report = check_schedule(instance, sched.starts, evictions=sched.evictions)
     ok = report.ok and report.tel == sched.tel
     why = "" if ok else (report.violations[0] if report.violations else f"checker TEL {report.tel} != {sched.tel}")
@@ -158,12 +200,11 @@ def _simulate_discrete(file: Path, instance: Any, policy: str, requests_file: Pa
         console.print(_latency_line("latency (steps)", lat, "", 1)
                       + (f"; per-request rows in {escape(str(requests_file))}" if requests_file else ""),
                       soft_wrap=True)
-    if not ok:
-        raise typer.Exit(1)
+    return sched, ok
 
 
 def _simulate_timed(file: Path, instance: TimedInstance, policy: str, cost_name: str,
-                    requests_file: Path | None, json_output: bool) -> None:
+                    requests_file: Path | None, json_output: bool) -> tuple[Any, bool]:
     from llmopt.cli.timed import cost_model_or_die
     from llmopt.engine.continuous import simulate_continuous
     from llmopt.model.metrics import percentiles, timed_request_rows
@@ -171,7 +212,7 @@ def _simulate_timed(file: Path, instance: TimedInstance, policy: str, cost_name:
 
     cost = cost_model_or_die(cost_name)
     pol = _make_policy(policy)
-    sched = _run(file, policy, lambda: simulate_continuous(instance, pol, cost))
+    sched = _run(file, policy, instance.n, lambda monitor: simulate_continuous(instance, pol, cost, monitor=monitor))
     rep = check_timed_schedule(instance, sched.starts, sched.batch_start, sched.batch_duration, cost,
                                evictions=sched.evictions)
     mean = sched.mean_latency
@@ -199,5 +240,4 @@ def _simulate_timed(file: Path, instance: TimedInstance, policy: str, cost_name:
         console.print(_latency_line("time between tokens", percentiles(r["mean_tbt_s"] for r in rows), " s", 4)
                       + (f"; per-request rows in {escape(str(requests_file))}" if requests_file else ""),
                       soft_wrap=True)
-    if not ok:
-        raise typer.Exit(1)
+    return sched, ok

@@ -95,6 +95,7 @@ def simulate_continuous(
     visibility: Visibility | None = None,
     loop_limit: int = DEFAULT_LOOP_LIMIT,
     max_iterations: int | None = None,
+    monitor: dict[str, Any] | None = None,
 ) -> TimedSchedule:
     """Run ``policy`` on a continuous-time ``instance`` with batch times from ``cost_model``.
 
@@ -113,6 +114,10 @@ def simulate_continuous(
         Evictions allowed with no completion in between (the loop guard).
     max_iterations : int, optional
         Safety cap; default ``10·Σo + 1000``.
+    monitor : dict, optional
+        Receives the running :class:`~llmopt.engine.core.Worker` under ``"worker"`` before the loop
+        starts, so that another thread can show progress (``worker.done`` requests completed)
+        without any work inside the loop.
 
     Returns
     -------
@@ -143,6 +148,8 @@ def simulate_continuous(
     record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur)
     w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="iteration",
                partial=functools.partial(record, False))
+    if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
+        monitor["worker"] = w
     heap, running, waiting = w.heap, w.running, w.waiting
     complete, arrive_due, decide, prefill = w.complete, w.arrive_due, w.decide, w.prefill
     wake: int | None = None

@@ -92,6 +92,7 @@ def simulate(
     visibility: Visibility | None = None,
     max_steps: int | None = None,
     loop_limit: int = DEFAULT_LOOP_LIMIT,
+    monitor: dict[str, Any] | None = None,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` and return the :class:`~llmopt.model.schedule.Schedule`.
 
@@ -112,6 +113,10 @@ def simulate(
     loop_limit : int
         Evictions allowed with no completion in between before the run stops with
         :class:`EvictionLoopError` (default :data:`DEFAULT_LOOP_LIMIT`).
+    monitor : dict, optional
+        Receives the running :class:`~llmopt.engine.core.Worker` under ``"worker"`` before the loop
+        starts, so that another thread can show progress (``worker.done`` requests completed)
+        without any work inside the loop.
 
     Returns
     -------
@@ -139,6 +144,8 @@ def simulate(
     if max_steps is None:
         max_steps = (arrivals[-1] if n else 0) + 10 * instance.total_output + 1000
     w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="step")
+    if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
+        monitor["worker"] = w
     name = w.name
     heap, running, waiting = w.heap, w.running, w.waiting
     complete, arrive_due, decide, next_completion = w.complete, w.arrive_due, w.decide, w.next_completion

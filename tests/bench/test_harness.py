@@ -422,3 +422,23 @@ def test_a_bad_workload_parameter_is_refused_before_any_task(tmp_path: Path) -> 
     err = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(err) == 1 and "fails on seed 0" in err[0] and "jaillet-am1" in err[0], result.stderr
     assert not (out / "trials.jsonl").exists()
+
+
+def test_the_eta_weights_tasks_by_their_workload_entry_and_names_the_worst_case() -> None:
+    """Issue 27: the ETA was linear in the task count ("ETA 5:10" with nine 600 s IPs left)."""
+    from llmopt.bench.harness import Eta
+
+    suite = Suite.from_dict({**tiny_suite(seeds=(0, 1, 2, 3)).to_dict()})
+    tasks = list(suite.tasks())
+    small = [t for t in tasks if t.spec is suite.workloads[0]]
+    large = [t for t in tasks if t.spec is suite.workloads[1]]
+    eta = Eta(tasks, workers=2, limit_s=600.0)
+    assert eta.estimate() == (None, 8 * 600.0 / 2)
+    eta.finished(small[0], 2.0)
+    eta.finished(small[1], 4.0)
+    # small: 2 left at their mean 3 s; large: 4 left at the mean of all finished (3 s); over 2 workers
+    assert eta.estimate() == ((2 * 3.0 + 4 * 3.0) / 2, 6 * 600.0 / 2)
+    eta.finished(large[0], 300.0)
+    assert eta.estimate()[0] == (2 * 3.0 + 3 * 300.0) / 2
+    assert "up to" in eta.text() and "if every remaining IP runs to its limit" in eta.text()
+    assert Eta(tasks, workers=1).estimate() == (None, None)

@@ -620,3 +620,85 @@ def test_generate_writes_the_workload_instance_of_a_seed(tmp_path: Path) -> None
     assert "does not take ['nn']" in err and "n_range" in err
     assert "unknown workload" in _one_line_error(runner.invoke(app, ["generate", "nope", "--seed", "0", "-o",
                                                                      str(tmp_path / "y.json")]))
+
+
+def test_solve_exits_at_once_while_a_cancelled_highs_solve_still_unwinds(tmp_path: Path, monkeypatch) -> None:
+    """Issue 27: ``solve --threads 8`` sometimes aborted after printing ("terminate called without an
+    active exception", exit 134): interpreter shutdown beside HiGHS threads still unwinding a cancelled
+    solve. The command then flushes its output and leaves with os._exit, with its own exit code."""
+    import llmopt.solvers.highs as highs
+
+    exits: list[int] = []
+
+    class Exited(BaseException):
+        pass
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+        raise Exited
+
+    inst = _write(tmp_path, T5)
+    assert runner.invoke(app, ["solve", str(inst), "--json", "-q"]).exit_code == 0
+    assert highs.solve_still_running() is False  # the real probe, after a solve that finished
+    monkeypatch.setattr(highs, "solve_still_running", lambda: True)
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    with pytest.raises(Exited):
+        runner.invoke(app, ["solve", str(inst), "--json", "-q"], catch_exceptions=False)
+    assert exits == [0]
+    monkeypatch.setattr(highs, "solve_still_running", lambda: False)
+    assert runner.invoke(app, ["solve", str(inst), "--json", "-q"]).exit_code == 0 and exits == [0]
+
+
+def test_a_long_simulation_reports_progress(capsys) -> None:
+    """Issue 27: slow policies ran silently (sorted-f-dp 194 s on 1,000 requests). The engine hands its
+    worker to a monitor (no work in its loop); the command line prints its count every few seconds."""
+    from llmopt.cli.simulate import _heartbeat
+    from llmopt.engine.discrete import simulate
+    from llmopt.model.instance import Instance
+    from llmopt.policies import make_policy
+
+    inst = Instance.from_tuples(10, [(0, 2, 3), (0, 2, 6), (1, 3, 2)])
+    monitor: dict = {}
+    simulate(inst, make_policy("mc-sf"), monitor=monitor)
+    assert monitor["worker"].done == 3
+
+    class TwoBeats:  # wait() says "not stopped" twice, then "stopped": two progress lines
+        calls = 0
+
+        def wait(self, timeout):
+            self.calls += 1
+            return self.calls > 2
+
+    _heartbeat("mc-sf", 3, monitor, TwoBeats())
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("simulating mc-sf: 3 of 3 requests completed (")
+
+
+def test_simulate_plot_draws_the_schedule(tmp_path: Path) -> None:
+    """``simulate --plot``: a Gantt chart and the KV cache in use, for discrete and continuous time; the
+    memory line goes exactly through the schedule's usage at every breakpoint."""
+    from llmopt.bench.schedule_plot import memory_polyline
+    from llmopt.engine.discrete import simulate
+    from llmopt.model.instance import Instance
+    from llmopt.model.timed_instance import TimedInstance, TimedRequest, save_timed_instance
+    from llmopt.policies import make_policy
+
+    inst = Instance.from_tuples(12, [(0, 2, 3), (0, 2, 6), (1, 3, 2), (2, 1, 4), (2, 4, 3)])
+    sched = simulate(inst, make_policy("mc-sf"))
+    xs, ys = memory_polyline(sched.memory)
+    assert xs and all(sched.memory.at(int(x)) == y for x, y in zip(xs, ys))
+    assert max(ys) == sched.peak_memory
+    path = _write(tmp_path, {"M": 12, "requests": [{"arrival": a, "prompt": s, "output": o}
+                                                   for a, s, o in [(0, 2, 3), (0, 2, 6), (1, 3, 2)]]})
+    png = tmp_path / "s.png"
+    result = runner.invoke(app, ["simulate", str(path), "--plot", str(png)])
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    timed = tmp_path / "timed.json"
+    save_timed_instance(TimedInstance(M=200, requests=tuple(
+        TimedRequest(f"r{i}", 0.1 * i, 10 + i, 1 + i % 6) for i in range(25))), timed)
+    svg = tmp_path / "t.svg"
+    assert runner.invoke(app, ["simulate", str(timed), "--plot", str(svg), "--json"]).exit_code == 0
+    assert b"<svg" in svg.read_bytes()[:400]
+    assert "give a .png" in _one_line_error(runner.invoke(app, ["simulate", str(path), "--plot",
+                                                                str(tmp_path / "x.txt")]))

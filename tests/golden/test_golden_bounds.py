@@ -107,6 +107,20 @@ def test_zone_bound(source: str, workload: str, seed: int, params: dict) -> None
         assert (new["bound_before"], new["bound_after"]) == (243, 246)
 
 
+def test_zone_bound_rows_agree_with_the_runs_they_come_from() -> None:
+    """Every row of ``results/zone_bound/trials.jsonl`` was evaluated from the bracket its source run
+    holds now (best found, status, bound), and every stored source trial has its row: a source rerun
+    (e.g. ``opt_frontier`` proving AM1 n = 20) must regenerate the table (issue 27: a stale "best
+    found" row stayed after ``--write``)."""
+    zb = benchmark("zone_bound")
+    rows = {zb._key(r): r for r in map(json.loads, (RESULTS / "zone_bound" / "trials.jsonl").read_text().splitlines())}
+    sources = zb.sources(None)
+    assert len(rows) == len(sources) == 416
+    stale = [k for k in (zb._key(s) for s in sources) if k not in rows]
+    stale += [zb._key(s) for s in sources if zb._key(s) in rows and not zb._same_inputs(rows[zb._key(s)], s)]
+    assert not stale, f"stale or missing zone_bound rows (rerun benchmarks/zone_bound.py --write): {stale[:3]}"
+
+
 # --- energy_bound -----------------------------------------------------------------------------------
 
 
