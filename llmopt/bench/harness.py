@@ -161,7 +161,7 @@ class _Interrupts:
 # --- progress -------------------------------------------------------------------------------------
 
 
-def escape_markup(text: str) -> str:
+def _escape_markup(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
@@ -297,7 +297,7 @@ class _Progress:
         else:
             eta = _clock(elapsed / self.done * (self.total - self.done))
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, eta=escape_markup(eta))
+            self._bar.update(self._task, advance=1, eta=_escape_markup(eta))
             return
         self._log(f"[{self.done}/{self.total}] {task.label}: {outcome} — elapsed {_clock(elapsed)}, ETA {eta}")
 

@@ -35,7 +35,7 @@ def policy_field(kind: str, spec: str) -> str:
 
 
 _PER_POLICY = ("latency", "verified", "status", "recomputed", "evictions", "makespan", "peak_memory", "iterations",
-               "sim_s")
+               "sim_s", "latency_p50", "latency_p99", "ttft_mean", "ttft_p99", "tbt_mean")
 
 
 def blank_trace_record(suite: Suite, task: Task) -> dict[str, Any]:
@@ -65,6 +65,7 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     from llmopt.engine.continuous import simulate_continuous
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.engine.discrete import EvictionLoopError
+    from llmopt.model.metrics import percentiles, timed_request_rows
     from llmopt.policies import make_policy_spec
     from llmopt.verify.timed import check_timed_schedule
 
@@ -105,6 +106,12 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
         rec[policy_field("peak_memory", p)] = sched.peak_memory
         rec[policy_field("iterations", p)] = sched.iterations
         rec[policy_field("sim_s", p)] = round(sim_s, 3)
+        if verified:  # what users of serving simulators read: tail latency, time to first token, between tokens
+            rows = timed_request_rows(instance, sched)
+            lat, ttft = percentiles(r["latency_s"] for r in rows), percentiles(r["ttft_s"] for r in rows)
+            rec[policy_field("latency_p50", p)], rec[policy_field("latency_p99", p)] = lat.p50, lat.p99
+            rec[policy_field("ttft_mean", p)], rec[policy_field("ttft_p99", p)] = ttft.mean, ttft.p99
+            rec[policy_field("tbt_mean", p)] = percentiles(r["mean_tbt_s"] for r in rows).mean
         if not verified:
             why = check.violations[0] if check.violations else f"checker mean {check.mean_latency} != {mean}"
             warnings.append(f"policy {p}: schedule rejected by the checker: {why}")

@@ -45,6 +45,11 @@ def test_trace_suite_records_verified_latencies_loops_and_a_report(tmp_path, mon
         assert r["error"] is None and r["kind"] == "trace" and r["n"] == 300 and r["M"] == 16492
         assert r["status_mc-sf"] == "ok" and r["verified_mc-sf"] is True and r["latency_mc-sf"] > 0
         assert r["tel"] == pytest.approx(r["latency_mc-sf"] * 300)
+        # tail latency, time to first token, time between tokens (issue 27): consistent with the mean
+        assert 0 < r["latency_p50_mc-sf"] <= r["latency_p99_mc-sf"]
+        assert 0 < r["ttft_mean_mc-sf"] <= r["latency_mc-sf"] and r["ttft_mean_mc-sf"] <= r["ttft_p99_mc-sf"]
+        assert 0 < r["tbt_mean_mc-sf"] < r["latency_mc-sf"]
+        assert r["latency_p50_alpha-protection:alpha=0.01"] is None  # not verified: not measured
         # α = 0.01 admits nearly everything and loops; the guard stops it with a record, not a hang
         assert r["status_alpha-protection:alpha=0.01"] == "eviction-loop"
         assert r["latency_alpha-protection:alpha=0.01"] is None

@@ -702,3 +702,23 @@ def test_simulate_plot_draws_the_schedule(tmp_path: Path) -> None:
     assert b"<svg" in svg.read_bytes()[:400]
     assert "give a .png" in _one_line_error(runner.invoke(app, ["simulate", str(path), "--plot",
                                                                 str(tmp_path / "x.txt")]))
+
+
+def test_check_calls_a_schedule_of_the_wrong_kind_bad_input(tmp_path: Path) -> None:
+    """Issue 27: ``check`` called a continuous-time schedule on a discrete instance "infeasible" (exit 1)."""
+    inst = _write(tmp_path, T5)
+    timed = _write(tmp_path, {"clock": "seconds", "starts": {"r0": 0}, "batch_start": [0.0],
+                              "batch_duration": [0.1]}, "timed_schedule.json")
+    assert "continuous-time schedule" in _one_line_error(runner.invoke(app, ["check", str(inst), str(timed)]))
+
+
+def test_a_trace_suite_without_its_data_is_one_line_before_any_task(tmp_path: Path, monkeypatch) -> None:
+    """Issue 27: a data folder without traces failed 50 tasks, then the report step raised."""
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("LLMOPT_DATA", str(tmp_path / "data"))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["bench", "run", "jaillet-table1", "--out", str(out), "--executor", "inline",
+                                 "--no-progress"])
+    err = _one_line_error(result)
+    assert "LLMOPT_DATA=" in err and "has no traces/ folder" in err
+    assert not (out / "trials.jsonl").exists()
