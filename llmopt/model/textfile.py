@@ -9,7 +9,6 @@ Errors are the standard library's — ``OSError`` (``gzip.BadGzipFile`` included
 
 from __future__ import annotations
 
-import gzip
 import io
 from pathlib import Path
 from typing import TextIO
@@ -28,7 +27,11 @@ def is_gzip(path: str | Path) -> bool:
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes, decompressed if it is gzip."""
     data = Path(path).read_bytes()
-    return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
+    if data[:2] != _GZIP_MAGIC:
+        return data
+    import gzip  # only for a compressed file: every command reads its input through here
+
+    return gzip.decompress(data)
 
 
 def read_text(path: str | Path) -> str:
@@ -39,5 +42,7 @@ def read_text(path: str | Path) -> str:
 def open_text(path: str | Path) -> TextIO:
     """A text stream over the file (as :func:`read_text` reads it), for reading a header or a first line."""
     if is_gzip(path):
+        import gzip
+
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return open(path, encoding="utf-8-sig", newline="")
