@@ -28,6 +28,7 @@ import argparse
 import importlib.metadata
 import importlib.util
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -166,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
           f"heavy modules loaded by llmopt.cli.main: {heavy or 'none'}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        meta = {"typer": importlib.metadata.version("typer"), "python": platform.python_version(),
+        meta = {"typer": importlib.metadata.version("typer"), "load_average_1min": round(os.getloadavg()[0], 2),
+                "python": platform.python_version(),
                 "platform": platform.platform(), "repeat": args.repeat,
                 "help_s": help_s, "import_s": import_s, "python_s": python_s, "heavy_modules": heavy,
                 "import_parts_s": parts}
@@ -175,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         lines = ["# Command-line start-up vs the simulation it runs", "",
                  "`python benchmarks/cli_startup.py --out results/cli_startup` "
                  f"(best of {args.repeat}; typer {meta['typer']}, Python {meta['python']}, {meta['platform']}; "
-                 "2 cores, other jobs may share them).", "",
+                 f"2 cores, other jobs may share them: 1-minute load average {meta['load_average_1min']} when it "
+                 "finished).", "",
                  "*work* is what `llmopt simulate` computes, in process: read the file, simulate, re-verify with "
                  "the checker. *CLI* is the wall time of `llmopt simulate FILE --policy mc-sf --json` in a fresh "
                  "process, start-up included. Target: CLI / work ≤ 2.", "",
