@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -83,7 +84,6 @@ def finish(code: int = 0) -> None:
     once: interpreter shutdown beside HiGHS's live worker threads can abort after the output is
     printed ("terminate called without an active exception", exit 134 — reported with
     ``--threads 8``)."""
-    import os
     import sys
 
     from llmopt.solvers.highs import solve_still_running
@@ -143,7 +143,8 @@ def check_output_file(name: str, path: Path | None, *, inputs: Sequence[Path] = 
         die(f"{name} {path}: folder {parent} does not exist")
     target = path.resolve()
     for source in inputs:
-        if source is not None and Path(source).resolve() == target:
+        src = Path(source)
+        if src.resolve() == target or (path.exists() and src.exists() and os.path.samefile(src, path)):  # hard links
             die(f"{name} {path}: is the input file {source}; write the output elsewhere")
     if path.exists() and not force:
         die(f"{name} {path}: exists; pass --force to overwrite it")

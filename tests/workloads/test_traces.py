@@ -551,3 +551,14 @@ def test_millisecond_timestamps_warn_and_time_unit_reads_them(tmp_path):
     err = _one_line_error(runner.invoke(app, ["trace", str(src), "--n", "3", "--rate", "1", "--seed", "0",
                                               "--time-unit", "ms", "-o", str(tmp_path / "r.json")]))
     assert "applies to the trace's own timestamps" in err
+
+
+def test_an_output_hard_linked_to_the_input_is_refused(tmp_path):
+    import os
+
+    src = _lmsys(tmp_path, [f"{i + 1},{i + 2}" for i in range(20)])
+    link = tmp_path / "other_name.csv"
+    os.link(src, link)
+    err = _one_line_error(runner.invoke(app, ["trace", str(src), "--n", "5", "--rate", "2", "--seed", "0",
+                                              "-o", str(link), "--force"]))
+    assert "is the input file" in err
