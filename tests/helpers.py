@@ -182,3 +182,22 @@ def keyboard_interrupt_on_sigint() -> Iterator[None]:
 needs_trace_data = pytest.mark.skipif(
     not have_trace_data(),
     reason="staged trace data (../shared/data/traces, not in the repository) not found; set LLMOPT_DATA")
+
+
+def live_processes() -> Iterator[tuple[int, str, int, int]]:
+    """``(pid, command name, parent pid, process group)`` of every live (not zombie) process, read from
+    Linux ``/proc/PID/stat`` (the name is between the first "(" and the last ")")."""
+    import os
+    from pathlib import Path
+
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.find("(") + 1: stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()  # state, ppid, pgrp, ...
+        if fields[0] not in ("Z", "X"):
+            yield int(entry), name, int(fields[1]), int(fields[2])

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import sigint_as_on_a_terminal
+from helpers import live_processes, sigint_as_on_a_terminal
 from typer.testing import CliRunner
 
 from llmopt.cli.main import app
@@ -499,18 +499,7 @@ def test_simulate_timed_summary_has_ttft_and_time_between_tokens(tmp_path: Path)
 
 
 def _children_named(pid: int, prefix: str) -> list[int]:
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        name, rest = stat[stat.find("(") + 1: stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
-        if int(rest[1]) == pid and name.startswith(prefix):
-            out.append(int(d))
-    return out
+    return [p for p, name, ppid, _ in live_processes() if ppid == pid and name.startswith(prefix)]
 
 
 @pytest.mark.slow
@@ -536,14 +525,8 @@ def test_ctrl_c_during_a_cbc_solve_stops_it_and_its_child(tmp_path: Path) -> Non
             proc.kill()
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err and "TEL (best schedule)" in out
-    def running(pid: int) -> bool:  # an orphaned child is re-parented: look it up by its own pid
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return False
-        return stat[stat.rfind(")") + 2] not in "ZX"
-
-    assert not any(running(pid) for pid in cbc)
+    # an orphaned child is re-parented: look it up by its own pid
+    assert not {p for p, _, _, _ in live_processes()} & set(cbc)
 
 
 # --- plug-in formulations are checked before their bound is trusted (issue 27) -------------------

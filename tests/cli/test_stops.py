@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from bench_helpers import CALLS_ENV, HOLD_GIL_ENV, TESTS_DIR, sleepy_suite
-from helpers import sigint_as_on_a_terminal
+from helpers import live_processes, sigint_as_on_a_terminal
 
 from llmopt.bench.store import LOCK_FILE, read_trials, task_key
 
@@ -50,19 +50,7 @@ def _start(tmp_path: Path, out: Path, *extra: str, env: dict[str, str] | None = 
 
 def _group(pgid: int) -> list[int]:
     """Live (not zombie) processes of process group ``pgid``."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
-        state, pg = fields[0], int(fields[2])
-        if pg == pgid and state not in ("Z", "X"):
-            pids.append(int(entry))
-    return pids
+    return [pid for pid, _, _, pg in live_processes() if pg == pgid]
 
 
 def _workers(pgid: int) -> list[int]:
