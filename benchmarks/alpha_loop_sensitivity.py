@@ -18,7 +18,6 @@ and behind every waiting request (``back``).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -28,15 +27,9 @@ from llmopt.engine.cost_model import make_cost_model
 from llmopt.engine.discrete import EvictionLoopError
 from llmopt.papers.jaillet.suites import LMSYS_TRACE
 from llmopt.policies.protection import AlphaProtection
-from llmopt.workloads.traces import Trace, load_trace, sample_instance
+from llmopt.workloads.traces import load_trace, sample_instance
 from llmopt.workloads.traces.data import data_dir
-
-
-def thinned(trace: Trace, keep_long: float = 0.45, cut: int = 45, seed: int = 0) -> Trace:
-    rng = np.random.default_rng(seed)
-    keep = (trace.output <= cut) | (rng.random(trace.output.size) < keep_long)
-    return dataclasses.replace(trace, prompt=trace.prompt[keep], output=trace.output[keep],
-                               source_rows=trace.source_rows[keep])
+from llmopt.workloads.traces.sampling import thin_long_outputs
 
 
 def main() -> None:
@@ -49,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     cost = make_cost_model("llama2-70b-a100-tp2")
     staged = load_trace(data_dir() / "traces" / LMSYS_TRACE, "lmsys", M=16_492, on_bad_row="drop")
-    traces = {"as staged": staged, "long outputs thinned": thinned(staged)}
+    traces = {"as staged": staged, "long outputs thinned": thin_long_outputs(staged)}
     lines = [
         "# α-greedy eviction loops vs the output-length distribution", "",
         f"`python benchmarks/alpha_loop_sensitivity.py --seeds {args.seeds} --n {args.n} --rate {args.rate:g}`: "

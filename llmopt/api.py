@@ -181,7 +181,7 @@ def check(instance: Instance | TimedInstance, schedule: Schedule | TimedSchedule
 
         model = _cost_model(cost_model if cost_model is not None else schedule.cost_model)
         return check_timed_schedule(instance, schedule.starts, schedule.batch_start, schedule.batch_duration,
-                                    model, evictions=schedule.evictions)
+                                    model, evictions=schedule.evictions, stalls=schedule.stalls)
     if not isinstance(instance, Instance):
         raise TypeError("a Schedule is checked against a discrete Instance")
     from llmopt.verify.checker import check_schedule

@@ -315,6 +315,18 @@ class Suite:
             return self
         return dataclasses.replace(self, ip_time_limit=float(seconds))
 
+    def with_seeds(self, count: int | None) -> Suite:
+        """A copy whose every workload entry runs seeds ``0 … count − 1`` (``None`` keeps them).
+
+        Tasks are keyed by seed, so a folder run with more seeds resumes the earlier ones.
+        """
+        if count is None:
+            return self
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"suite {self.name!r}: the seed count must be an integer >= 1, got {count!r}")
+        return dataclasses.replace(self, workloads=tuple(s._replace(seeds=tuple(range(count)))
+                                                         for s in self.workloads))
+
     def settings(self) -> dict[str, Any]:
         """What determines a task's record apart from its key (for resume checks)."""
         return {
@@ -419,6 +431,8 @@ SUITES.register("jaillet-table1", "llmopt.papers.jaillet.suites:JAILLET_TABLE1",
                 "J Table 1: 1,000 LMSYS requests at λ = 50, 8 algorithms, 50 runs (about 1 min on 2 cores)")
 SUITES.register("jaillet-lmsys", "llmopt.papers.jaillet.suites:JAILLET_LMSYS",
                 "J §5.2: 10,000 LMSYS requests at λ = 50 and 10, α grid and α/β sweeps (a few minutes)")
+SUITES.register("jaillet-fig3", "llmopt.papers.jaillet.fig3:JAILLET_FIG3",
+                "J Figure 3: 1,000…10,000 LMSYS requests at λ = 50 and 10, 8 algorithms, 3 seeds: slopes, 200 s cap")
 SUITES.register("wang-synthetic", "llmopt.papers.wang.suites:WANG_SYNTHETIC",
                 "W Table EC.1: five distributions x 10 trials, n = 100/200, M = 100 (about 25 min on 2 cores)")
 SUITES.register("wang-mixed", "llmopt.papers.wang.suites:WANG_MIXED",

@@ -6,8 +6,10 @@
   that completed and were verified, eviction loops, mean / std / max / min over trials of
   the mean end-to-end latency (seconds), recomputed tokens, the ratio to the reference
   policy's latency, and the paper's numbers beside ours;
-* the smallest loop-free α of the α-protection greedy grid, per workload entry;
-* figures: latency vs α (β fixed) and vs β (α fixed) for the β-clearing sweeps, and
+* the smallest loop-free α of the α-protection greedy grid, per workload entry (over all its
+  trials, and per seed);
+* figures: latency vs α (β fixed) and vs β (α fixed) for the β-clearing sweeps (one line per
+  fixed value and clearing-cost reading, ``pass_cost``; band: min–max over seeds), and
   memory over time of the reference policy and of the first looping α-greedy run
   (re-simulated from the suite, which is deterministic for a seed).
 """
@@ -25,7 +27,7 @@ from llmopt.bench.report import _runs_text
 from llmopt.bench.suites import Suite
 from llmopt.bench.tasks import resolve_workload
 
-__all__ = ["trace_summary", "smallest_loop_free_alpha", "write_trace_report"]
+__all__ = ["trace_summary", "smallest_loop_free_alpha", "smallest_alpha_by_seed", "write_trace_report"]
 
 
 def _latest(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -78,13 +80,33 @@ def trace_summary(records: Iterable[dict[str, Any]], suite: Suite) -> pd.DataFra
     return pd.DataFrame(rows, dtype=object)
 
 
-def _alpha_beta(spec: str) -> tuple[float | None, float | None]:
+def _alpha_beta(spec: str) -> tuple[float | None, float | None, str]:
+    """``(α, β, pass_cost)`` of an α-protection spec; ``(None, None, "")`` for any other policy."""
     from llmopt.policies import parse_policy_spec
 
     name, params = parse_policy_spec(spec)
     if name != "alpha-protection":
-        return None, None
-    return float(params.get("alpha", 0.3)), float(params.get("beta", 1.0))
+        return None, None, ""
+    return float(params.get("alpha", 0.3)), float(params.get("beta", 1.0)), str(params.get("pass_cost", "free"))
+
+
+def _greedy_alpha(spec: str) -> float | None:
+    """α of an α-protection *greedy* spec (β = 1, default requeue and pass cost), else ``None``."""
+    from llmopt.policies import parse_policy_spec
+
+    name, params = parse_policy_spec(spec)
+    if name != "alpha-protection" or set(params) - {"alpha", "beta"} or float(params.get("beta", 1.0)) != 1.0:
+        return None
+    return float(params.get("alpha", 0.3))
+
+
+def _first_loop_free(grid: list[tuple[float, bool]]) -> tuple[float | None, bool]:
+    grid.sort()
+    free = [a for a, ok in grid if ok]
+    if not free:
+        return None, False
+    best = free[0]
+    return best, all(ok for a, ok in grid if a >= best)
 
 
 def smallest_loop_free_alpha(df: pd.DataFrame, workload: str) -> tuple[float | None, bool]:
@@ -92,15 +114,24 @@ def smallest_loop_free_alpha(df: pd.DataFrame, workload: str) -> tuple[float | N
     and whether every larger α of the grid is loop-free too."""
     grid = []
     for _, row in df[df["workload"] == workload].iterrows():
-        a, b = _alpha_beta(row["policy"])
-        if a is not None and b == 1.0 and row["verified"] + row["loops"] > 0:
+        a = _greedy_alpha(row["policy"])
+        if a is not None and row["verified"] + row["loops"] > 0:
             grid.append((a, row["loops"] == 0))
-    grid.sort()
-    free = [a for a, ok in grid if ok]
-    if not free:
-        return None, False
-    best = free[0]
-    return best, all(ok for a, ok in grid if a >= best)
+    return _first_loop_free(grid)
+
+
+def smallest_alpha_by_seed(records: Iterable[dict[str, Any]], suite: Suite,
+                           workload: str) -> dict[int, tuple[float | None, bool]]:
+    """Seed → :func:`smallest_loop_free_alpha` of that seed's run alone (its sampling spread)."""
+    greedy = [(p, a) for p in suite.policies if (a := _greedy_alpha(p)) is not None]
+    out: dict[int, tuple[float | None, bool]] = {}
+    for r in _latest(records):
+        if _label(r, suite) != workload or r.get("error"):
+            continue
+        grid = [(a, r.get(f"status_{p}") == "ok") for p, a in greedy if r.get(f"status_{p}") in ("ok", "eviction-loop")]
+        if grid:
+            out[int(r["seed"])] = _first_loop_free(grid)
+    return dict(sorted(out.items()))
 
 
 _MD = (("policy", "policy"), ("trials", "trials"), ("verified", "verified"), ("loops", "eviction loops"),
@@ -145,10 +176,25 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: Mapping[str, Any], records: 
             lines.append("| " + " | ".join(_fmt(row[c]) for c, _ in _MD) + " |")
         a, mono = smallest_loop_free_alpha(df, spec.label)
         paper_alpha = suite.paper.get(spec.label, {}).get("smallest_alpha")
-        if a is not None or paper_alpha is not None:
+        grid_size = sum(1 for p in suite.policies if _greedy_alpha(p) is not None)
+        if paper_alpha is not None or (a is not None and grid_size >= _MIN_GRID):
             lines += ["", f"Smallest loop-free α of the α-greedy grid: **{_fmt(a)}**"
+                      + (" on every seed" if len(spec.seeds) > 1 else "")
                       + ("" if mono or a is None else " (but some larger α of the grid loops)")
                       + (f"; paper: {paper_alpha:g}" if paper_alpha is not None else "") + "."]
+            by_seed = smallest_alpha_by_seed(records, suite, spec.label)
+            if len(by_seed) > 1:
+                vals = [v for v, _ in by_seed.values() if v is not None]
+                if len(by_seed) <= 10:
+                    per = ", ".join(f"seed {k}: {_fmt(v)}" + ("" if m or v is None else "*")
+                                    for k, (v, m) in by_seed.items())
+                else:
+                    per = ", ".join(f"{_fmt(v)} on {sum(1 for w, _ in by_seed.values() if w == v)} seeds"
+                                    for v in sorted(set(vals)))
+                lines += ["", "Per seed: " + per
+                          + (f" (mean {np.mean(vals):.3f}, range {min(vals):g}–{max(vals):g})" if vals else "")
+                          + (" — * some larger α loops on that seed" if not all(m for _, m in by_seed.values())
+                             else "") + "."]
         if len(sub) > len(shown):
             lines += ["", f"{len(sub) - len(shown)} more policy configurations (the α / β sweeps) are in "
                       "`summary.csv` and the figures."]
@@ -163,6 +209,11 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: Mapping[str, Any], records: 
     return "\n".join(lines) + "\n"
 
 
+_MIN_GRID = 5  # greedy α values needed before a suite's report names a smallest loop-free α
+
+_READING_STYLE = {"free": "-", "extra-passes": "--", "every-pass": ":"}
+
+
 def _sweep_plot(df: pd.DataFrame, workload: str, path: Path, by: str) -> bool:
     import matplotlib
 
@@ -170,36 +221,47 @@ def _sweep_plot(df: pd.DataFrame, workload: str, path: Path, by: str) -> bool:
     import matplotlib.pyplot as plt
 
     fixed_vals = (0.1, 0.2)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    drawn = False
-    for fixed in fixed_vals:
-        pts = []
-        for _, row in df[df["workload"] == workload].iterrows():
-            a, b = _alpha_beta(row["policy"])
-            if a is None or b is None or b == 1.0:
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    drawn = loop_labelled = False
+    values: list[float] = []
+    other = "β" if by == "alpha" else "α"
+    for j, fixed in enumerate(fixed_vals):
+        for reading, style in _READING_STYLE.items():
+            pts = []
+            for _, row in df[df["workload"] == workload].iterrows():
+                a, b, cost = _alpha_beta(row["policy"])
+                if a is None or b is None or b == 1.0 or cost != reading:
+                    continue
+                x, f = (a, b) if by == "alpha" else (b, a)
+                if abs(f - fixed) < 1e-12:
+                    pts.append((x, row["latency_mean"], row["latency_min"], row["latency_max"], row["loops"]))
+            pts.sort(key=lambda q: q[0])
+            if len(pts) < 3:  # two configurations (J Table 1's) are not a sweep
                 continue
-            x, f = (a, b) if by == "alpha" else (b, a)
-            if abs(f - fixed) < 1e-12:
-                pts.append((x, row["latency_mean"], row["loops"]))
-        pts.sort()
-        if len(pts) < 2:
-            continue
-        xs = [p[0] for p in pts if p[1] is not None]
-        ys = [p[1] for p in pts if p[1] is not None]
-        other = "β" if by == "alpha" else "α"
-        ax.plot(xs, ys, marker="o", label=f"{other} = {fixed:g}")
-        lx = [p[0] for p in pts if p[1] is None]
-        if lx:
-            ax.scatter(lx, [max(ys or [0])] * len(lx), marker="x", color="red", label=f"loop ({other} = {fixed:g})")
-        drawn = True
+            ok = [q for q in pts if q[1] is not None]
+            xs = [q[0] for q in ok]
+            label = f"{other} = {fixed:g}" + ("" if reading == "free" else f", {reading}")
+            ax.plot(xs, [q[1] for q in ok], marker="o", ms=3, ls=style, color=f"C{j}", label=label)
+            if len(ok) > 1 and any(q[2] != q[3] for q in ok):
+                ax.fill_between(xs, [q[2] for q in ok], [q[3] for q in ok], color=f"C{j}", alpha=0.1)
+            looped = [q[0] for q in pts if q[4]]
+            if looped:
+                top = max([q[3] for q in ok if q[3] is not None] or [0])
+                ax.scatter(looped, [top] * len(looped), marker="x", color="red",
+                           label=None if loop_labelled else "eviction loop in some seed")
+                loop_labelled = True
+            values += [float(q[v]) for q in ok for v in (2, 3) if q[v] is not None]
+            drawn = True
     if not drawn:
         plt.close(fig)
         return False
+    if values and min(values) > 0 and max(values) > 20 * min(values):  # a near-livelock run dwarfs the rest
+        ax.set_yscale("log")
     ax.set_xlabel("α (protection)" if by == "alpha" else "β (clearing probability)")
     ax.set_ylabel("average end-to-end latency (s)")
-    ax.set_title(f"{workload}: latency vs {'α' if by == 'alpha' else 'β'}")
+    ax.set_title(f"{workload}: latency vs {'α' if by == 'alpha' else 'β'} (band: min–max over seeds)", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -259,8 +321,9 @@ def write_trace_report(out_dir: str | Path, suite: Suite, meta: Mapping[str, Any
                 if _sweep_plot(df, spec.label, out / name, by):
                     made.append(f"{name}: {spec.label}")
             sub = df[df["workload"] == spec.label]
-            loop_rows = [r["policy"] for _, r in sub.iterrows() if r["loops"] and _alpha_beta(r["policy"])[1] == 1.0]
-            chosen = [suite.reference] + ([max(loop_rows, key=lambda s: _alpha_beta(s)[0] or 0)] if loop_rows else [])
+            loop_rows = [r["policy"] for _, r in sub.iterrows()
+                         if r["loops"] and _greedy_alpha(r["policy"]) is not None]
+            chosen = [suite.reference] + ([max(loop_rows, key=lambda s: _greedy_alpha(s) or 0)] if loop_rows else [])
             name = f"memory_{tag}.png"
             if _memory_plot(suite, spec, out / name, chosen):
                 made.append(f"{name}: {spec.label}, memory over time of {', '.join(chosen)}")

@@ -93,7 +93,7 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
             continue
         sim_s = time.perf_counter() - t0
         check = check_timed_schedule(instance, sched.starts, sched.batch_start, sched.batch_duration, cost,
-                                     evictions=sched.evictions)
+                                     evictions=sched.evictions, stalls=sched.stalls)
         mean = sched.mean_latency
         verified = bool(check.ok) and check.mean_latency is not None and mean is not None and \
             abs(check.mean_latency - mean) <= 1e-9 * max(1.0, mean)

@@ -271,6 +271,9 @@ def bench_run(
         help="Tasks at once (default: all CPUs; with Ray: all free CPUs of the cluster).", show_default=False)] = None,
     time_limit: Annotated[float | None, typer.Option(
         help="Override the suite's IP time limit (s).", show_default=False)] = None,
+    seeds: Annotated[int | None, typer.Option(
+        help="Run seeds 0…N−1 of every workload entry instead of the suite's own (more seeds than the "
+             "default; a folder run with fewer resumes).", show_default=False)] = None,
     progress: Annotated[bool, typer.Option(
         "--progress/--no-progress", help="A progress bar on a terminal, else a line per finished task.")] = True,
     retry_errors: Annotated[bool, typer.Option(help="Rerun tasks recorded with an error.")] = False,
@@ -292,7 +295,8 @@ def bench_run(
     # Every option first, before any work (the executor's own checks run in make_executor below).
     check_option("--workers", workers, minimum=1)
     check_option("--time-limit", time_limit, minimum=0, strict=True)
-    suite = _resolve_suite(suite_name, suite_file).with_time_limit(time_limit)
+    check_option("--seeds", seeds, minimum=1)
+    suite = _resolve_suite(suite_name, suite_file).with_time_limit(time_limit).with_seeds(seeds)
     out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
     _check_out(out_dir, suite, settings=True)
     _check_names(suite)

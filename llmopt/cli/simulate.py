@@ -214,7 +214,7 @@ def _simulate_timed(file: Path, instance: TimedInstance, policy: str, cost_name:
     pol = _make_policy(policy)
     sched = _run(file, policy, instance.n, lambda monitor: simulate_continuous(instance, pol, cost, monitor=monitor))
     rep = check_timed_schedule(instance, sched.starts, sched.batch_start, sched.batch_duration, cost,
-                               evictions=sched.evictions)
+                               evictions=sched.evictions, stalls=sched.stalls)
     mean = sched.mean_latency
     ok = rep.ok and rep.mean_latency is not None and mean is not None and \
         abs(rep.mean_latency - mean) <= 1e-9 * max(1.0, mean)

@@ -53,12 +53,15 @@ def check_timed(instance: TimedInstance, schedule: Path, cost_name: str | None, 
         if not isinstance(data[key], list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       for v in data[key]):
             die(f"{schedule}: field {key!r} must be a list of numbers (seconds)")
+    stalls = data.get("stalls", {})
+    if not isinstance(stalls, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in stalls.values()):
+        die(f"{schedule}: field 'stalls' must map iterations to integer counts of lost iterations")
     name = cost_name or data.get("cost_model")
     if not isinstance(name, str):
         die(f"{schedule}: no field 'cost_model'; pass --cost-model")
     cost = cost_model_or_die(name)
     rep = check_timed_schedule(instance, data["starts"], data["batch_start"], data["batch_duration"], cost,
-                               evictions=data.get("evictions") or [])
+                               evictions=data.get("evictions") or [], stalls=stalls)
     if json_output:
         json_out({"ok": rep.ok, "mean_latency": rep.mean_latency, "violations": list(rep.violations),
                   "peak_memory": rep.peak_memory, "M": instance.M, "iterations": rep.iterations,

@@ -13,6 +13,9 @@ batch, or, when the worker is idle, the next arrival — the engine, in this ord
    discrete engine;
 4. runs the batch: the started requests' prompts (prefill) and one token for every
    running request, for ``d = cost_model(batch)`` seconds, and checks the memory after it.
+   A decision with a ``stall`` (clearing passes that cost time) first loses ``stall`` times
+   the duration of a decode batch of the requests that ran when the decision began: the
+   batch starts that much later, and :attr:`TimedSchedule.stalls` records it.
 
 The policies are those of the discrete engine, unchanged: the policy's clock ``t`` counts
 iterations, and each iteration adds one token to every running request whatever its
@@ -70,7 +73,7 @@ def batch_time_function(cost_model: Any) -> Any:
 
 
 def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_start: list[float],
-                    b_dur: list[float], complete: bool, w: Worker) -> TimedSchedule:
+                    b_dur: list[float], stalls: dict[int, int], complete: bool, w: Worker) -> TimedSchedule:
     """The :class:`TimedSchedule` of worker ``w`` so far (``complete=False``: a partial one)."""
     completions: dict[str, float] = {}
     latencies: dict[str, float] = {}
@@ -83,7 +86,7 @@ def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_s
         starts={r.id: w.starts[i] for i, r in enumerate(reqs) if r.id in completions},
         evictions=tuple(w.evictions), completions=completions, latencies=latencies,
         batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
-        memory=MemoryTrace(0, w.runs), complete=complete,
+        memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls),
     )
 
 
@@ -143,9 +146,10 @@ def simulate_continuous(
         max_iterations = 10 * instance.total_output + 1000
     b_start: list[float] = []
     b_dur: list[float] = []
+    stalls: dict[int, int] = {}
     now = arrivals[0] if n else 0.0
     # a partial, not a closure: closing over the loop's variables would make them (slower) cells
-    record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur)
+    record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur, stalls)
     w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="iteration",
                partial=functools.partial(record, False))
     if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
@@ -171,8 +175,14 @@ def simulate_continuous(
                 event = True
         # 3. the policy decides
         if event or (wake is not None and wake <= k):
+            count, base = len(running), w.base  # what ran when the decision began (a stall repeats its batch)
             wake = decide(k, now)
             new_n, new_tokens, new_sq = prefill() if w.started else _NO_PREFILL
+            if w.stall:
+                if not count:
+                    raise SimulationError(f"iteration {k}: policy {name!r} stalls with nothing running")
+                now += w.stall * batch_time(0, 0, 0, count, base + k * count)
+                stalls[k] = w.stall
         else:
             new_n = new_tokens = new_sq = 0
         # 4. the batch: the prefills, and one decode token for every request that ran before

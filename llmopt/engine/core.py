@@ -276,11 +276,18 @@ class Decision:
     wake_at : int, optional
         A step ``> t`` at which to call ``decide`` again even if no arrival or
         completion happens before. Ignored for step policies (asked every step).
+    stall : int
+        Iterations the worker loses before this batch, producing nothing (default 0): e.g.
+        clearing passes that cost time (α-β clearing's ``pass_cost``). Each lasts
+        the cost model's time of a decode batch of the requests that ran when the decision
+        began (the batch that did not fit). Only the continuous engine has such a clock; the
+        discrete engine, whose clock is the token count (DESIGN §1), refuses a stall.
     """
 
     start: tuple[str, ...] = ()
     evict: tuple[str, ...] = ()
     wake_at: int | None = None
+    stall: int = 0
 
 
 def eviction_loop_error(where: str, name: str, why: str, *, t: int, evictions: list[Eviction], done: int, n: int,
@@ -354,7 +361,7 @@ class StepPolicyAdapter:
             r = self._waiting.pop(rid, None)
             if r is not None:
                 self._running[rid] = (r, t)
-        return Decision(start=tuple(d.start), evict=tuple(d.evict), wake_at=t + 1)
+        return Decision(start=tuple(d.start), evict=tuple(d.evict), wake_at=t + 1, stall=d.stall)
 
 
 class Worker:
@@ -412,10 +419,12 @@ class Worker:
         Evictions since the last completion.
     started : tuple of str
         The ids the last :meth:`decide` started (see :meth:`prefill`).
+    stall : int
+        The last decision's :attr:`Decision.stall`.
     """
 
     __slots__ = ("heap", "running", "waiting", "base", "requests", "views", "index", "done", "since_completion",
-                 "loop_limit", "started", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
+                 "loop_limit", "started", "stall", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
                  "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial")  # hot ones first
 
     def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
@@ -447,6 +456,7 @@ class Worker:
         self.done = 0
         self.since_completion = 0
         self.started: tuple[str, ...] = ()
+        self.stall = 0
         self._show = effective_visibility(policy, visibility) is Visibility.FULL
         self._on_arrival = engine.on_arrival
         self._on_complete = getattr(engine, "on_complete", None)
@@ -540,7 +550,8 @@ class Worker:
         ------
         SimulationError
             If the policy evicts a request that does not run, starts one that does not
-            wait, or asks to be woken at or before ``t``.
+            wait, asks to be woken at or before ``t``, or asks for a stall on a clock
+            without seconds (``unit != "iteration"``).
         EvictionLoopError
             If more than ``loop_limit`` evictions happened since the last completion.
         """
@@ -579,6 +590,11 @@ class Worker:
                 base += r.prompt - t
                 heapq.heappush(heap, (t + r.output, i))
             self.base = base
+        stall = self.stall = d.stall
+        if stall:
+            if self.unit != "iteration" or not isinstance(stall, int) or stall < 0:
+                raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks for a stall of {stall!r}; only "
+                                      "the continuous engine has a clock to lose (a non-negative iteration count)")
         wake = d.wake_at
         if wake is not None and wake <= t:
             raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks to be woken at {wake}, "

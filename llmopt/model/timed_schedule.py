@@ -42,6 +42,10 @@ class TimedSchedule:
     complete : bool
         False for the partial record an :class:`~llmopt.engine.discrete.EvictionLoopError`
         carries (then only the completed requests have completions).
+    stalls : mapping
+        Iteration → iterations lost before its batch (``Decision.stall``: clearing passes that
+        cost time); each lasts a decode batch of the requests running when that iteration's
+        decision began. Empty for every policy that never stalls.
     """
 
     policy: str
@@ -55,6 +59,7 @@ class TimedSchedule:
     batch_duration: np.ndarray = field(repr=False)
     memory: MemoryTrace = field(repr=False)
     complete: bool = True
+    stalls: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def n_completed(self) -> int:
@@ -111,4 +116,4 @@ class TimedSchedule:
             "completions": dict(self.completions),
             "batch_start": self.batch_start.tolist(),
             "batch_duration": self.batch_duration.tolist(),
-        }
+        } | ({"stalls": {str(k): v for k, v in self.stalls.items()}} if self.stalls else {})

@@ -54,7 +54,8 @@ POLICIES.register("j0-semi-online", "llmopt.policies.base:J0SemiOnline", "J0 sem
 POLICIES.register("j0-online-stochastic", "llmopt.policies.base:J0OnlineStochastic",
                   "J0 online stochastic Alg. 2, fixed (= mc-sf)")
 POLICIES.register("alpha-protection", "llmopt.policies.protection:AlphaProtection",
-                  "vLLM-like alpha-protection greedy / beta-clearing (J §5.2); params alpha, beta=1, seed=0")
+                  "vLLM-like alpha-protection greedy / beta-clearing (J §5.2); params alpha, beta=1, seed=0, "
+                  "requeue=front, pass_cost=free|extra-passes|every-pass")
 POLICIES.register("sorted-f", "llmopt.policies.sorted_f:SortedF",
                   "Sorted-F (W Alg. 1); params phase1=swap|quantile|dp|scaled-dp|brute-force, seed=0, eps=0.1, B")
 POLICIES.register("sorted-f-dp", "llmopt.policies.sorted_f:SortedFDP", "Sorted-F with exact-DP Phase 1 (W Alg. 1 + 2)")

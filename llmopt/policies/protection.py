@@ -13,6 +13,30 @@ never actually overflows, DESIGN §1):
   seeded RNG; if one pass frees too little it repeats independent passes in the same
   epoch until the memory fits (DIGEST I-19) and counts them (:attr:`clearing_passes`).
 
+What clearing costs (``pass_cost``, DIGEST §2.7 / I-19). J App. C: "for extremely low β …
+insufficient clearing of requests limits memory availability. This may keep the memory
+usage be above the limit after clearing the processing requests. To clear enough memory
+with extremely small β, this requires a significant time." Three readings:
+
+* ``"free"`` (default, the committed Table 1 / §5.2 results): clearing takes no time, so a
+  small β only changes *which* requests are cleared, and "significant time" cannot occur;
+* ``"extra-passes"``: every pass after the first *in one epoch* costs one lost iteration —
+  the iteration was attempted with the requests still running, did not fit, and its
+  result is thrown away: the cost model's time of a decode batch of the requests that ran
+  when the epoch's decision began (``Decision.stall``). The first pass is free, as a
+  preemption is in vLLM, so α-greedy (β = 1, always one pass) is unchanged;
+* ``"every-pass"``: every pass costs that lost batch, the first included — the overflow is
+  found by running the batch that does not fit. A small β clears little per clearing, so
+  the next overflow comes sooner and clearings are many: the cost accrues over the run.
+
+Why a lost batch and not a fixed stall: the paper's simulator advances time only by
+batches (Vidur's batch times), and "after clearing the processing requests" the memory is
+checked again at the next batch. Measured (``results/jaillet-lmsys/NOTES.md``): under this
+module's overflow test the projection exceeds ``M`` by at most one token per running
+request, so one β-pass almost always frees enough and ``"extra-passes"`` hardly differs
+from ``"free"``. Both timed readings need the continuous engine (the discrete one refuses
+stalls).
+
 Cleared requests lose their tokens (recomputed later), go back to the waiting queue at
 their original FCFS position (by arrival), and may be re-admitted at once — which is what
 makes small α loop forever (J0 Fig. 7): the same set is re-admitted, grows, overflows and
@@ -43,6 +67,8 @@ from llmopt.engine.discrete import Decision, RequestView
 
 __all__ = ["AlphaProtection"]
 
+_PASS_COSTS = ("free", "extra-passes", "every-pass")
+
 
 class AlphaProtection:
     """α-protection greedy (``beta=1``) or α-protection β-clearing (``beta < 1``).
@@ -61,21 +87,30 @@ class AlphaProtection:
         arrival, as vLLM re-queues preempted requests; ``"back"`` — behind every waiting
         request, as if they arrived now (the other reading of "sending them back to the
         waiting queue"; DIGEST I-18 leaves it open).
+    pass_cost : {"free", "extra-passes", "every-pass"}
+        What a clearing pass costs (see the module docstring): nothing (default), one lost
+        decode batch per pass after the first in an epoch, or one per pass (the timed
+        readings need the continuous engine).
     """
 
-    def __init__(self, alpha: float = 0.3, beta: float = 1.0, seed: int = 0, requeue: str = "front") -> None:
+    def __init__(self, alpha: float = 0.3, beta: float = 1.0, seed: int = 0, requeue: str = "front",
+                 pass_cost: str = "free") -> None:
         if not 0 <= alpha < 1:
             raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
         if not 0 < beta <= 1:
             raise ValueError(f"beta must be in (0, 1], got {beta!r}")
         if requeue not in ("front", "back"):
             raise ValueError(f"requeue must be 'front' or 'back', got {requeue!r}")
+        if pass_cost not in _PASS_COSTS:
+            raise ValueError(f"pass_cost must be one of {', '.join(map(repr, _PASS_COSTS))}, got {pass_cost!r}")
         self.requeue = requeue
+        self.pass_cost = pass_cost
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.seed = int(seed)
-        self.name = f"alpha-protection(alpha={alpha:g})" if beta == 1 else \
-            f"alpha-beta-clearing(alpha={alpha:g},beta={beta:g})"
+        self.name = (f"alpha-protection(alpha={alpha:g})" if beta == 1 else
+                     f"alpha-beta-clearing(alpha={alpha:g},beta={beta:g})") + \
+            ("" if pass_cost == "free" else f"[pass_cost={pass_cost}]")
         self.reset(0)
 
     def reset(self, M: int) -> None:
@@ -120,8 +155,12 @@ class AlphaProtection:
 
     def decide(self, t: int) -> Decision:
         evicted: list[str] = []
+        stall = 0
         if self.base + (t + 1) * len(self.running) > self.M:
+            passes = self.clearing_passes
             evicted = self._clear(t)
+            if self.pass_cost != "free":
+                stall = self.clearing_passes - passes - (self.pass_cost == "extra-passes")
         proj = self.base + (t + 1) * len(self.running)
         queue, started = self.queue, []
         while queue:
@@ -138,4 +177,4 @@ class AlphaProtection:
         # first iteration t' whose projection base + (t' + 1)·count exceeds M
         wake = (self.M - self.base) // count if count else None
         return Decision(start=tuple(started), evict=tuple(evicted), wake_at=wake if wake is not None and wake > t
-                        else None)
+                        else None, stall=stall)

@@ -20,6 +20,10 @@ the policies or the look-ahead module. It checks:
 4. **The clock.** The first batch starts at the first arrival; a batch that continues a
    request of the previous one starts exactly when that one ends; otherwise the worker
    was idle, and the batch starts at the previous end or at an arrival time after it.
+   A *stall* (``stalls[k] = m``: clearing passes that cost time) delays batch ``k`` by
+   exactly ``m`` times the cost model's time of a decode batch of the requests that ran
+   when iteration ``k``'s decision began — recomputed from the runs: those decoding in
+   ``k`` plus those evicted at ``k``, each with context ``s + (k − p)``.
 5. **Latencies** are recomputed: completion = end of the batch of the last token.
 """
 
@@ -70,6 +74,7 @@ def check_timed_schedule(
     cost_model: Any,
     *,
     evictions: Any = None,
+    stalls: Mapping[Any, Any] | None = None,
 ) -> TimedCheckReport:
     """Verify a continuous-time run (see the module docstring for the checks).
 
@@ -84,6 +89,8 @@ def check_timed_schedule(
         Must give ``batch_time(BatchShape)`` (see :mod:`llmopt.engine.cost_model`).
     evictions : iterable, optional
         ``(t, id, tokens_lost)`` in iteration units, as :func:`llmopt.verify.checker.check_schedule` reads them.
+    stalls : mapping of int to int, optional
+        Iteration → iterations lost before its batch (:attr:`TimedSchedule.stalls`; JSON keys may be strings).
 
     Returns
     -------
@@ -123,6 +130,7 @@ def check_timed_schedule(
         t, rid, lost = (e.t, e.id, e.tokens_lost) if hasattr(e, "t") else (
             (e["t"], e["id"], e["tokens_lost"]) if isinstance(e, Mapping) else tuple(e))
         runs.append((int(t) - int(lost), int(t), instance.by_id(rid).prompt))
+    evicted_runs = runs[:]
     final_end: dict[str, int] = {}
     for r in instance.requests:
         k = int(starts[r.id][0] if isinstance(starts[r.id], (list, tuple)) else starts[r.id])
@@ -171,6 +179,7 @@ def check_timed_schedule(
             break
 
     # 4. the clock
+    stall_s = _stall_seconds(stalls, evicted_runs, dec_n, dec_ctx, cost_model, report)
     if K:
         first = float(arrivals.min())
         if not _close(float(bs[0]), first):
@@ -178,7 +187,11 @@ def check_timed_schedule(
         arrival_set = np.unique(arrivals)
         for k in range(1, K):
             end_prev = float(bs[k - 1] + bd[k - 1])
-            if dec_n[k] > 0:  # a request of batch k − 1 continues: no gap
+            if k in stall_s:  # the batch waits exactly the stalled passes
+                if not _close(float(bs[k]), end_prev + stall_s[k]):
+                    report(f"iteration {k} starts at {float(bs[k])!r} s, but after a stall of {stall_s[k]!r} s it "
+                           f"should start at {end_prev + stall_s[k]!r} s")
+            elif dec_n[k] > 0:  # a request of batch k − 1 continues: no gap
                 if not _close(float(bs[k]), end_prev):
                     report(f"iteration {k} continues running requests but starts at {float(bs[k])!r} s, "
                            f"not at the end of iteration {k - 1} ({float(end_prev)!r} s)")
@@ -201,6 +214,41 @@ def check_timed_schedule(
     mean = math.fsum(lat.values()) / len(lat) if lat else None
     peak = _segment_peak(base.segments)
     return TimedCheckReport(True, (), mean, lat, peak, base.recomputed_tokens, K)
+
+
+def _stall_seconds(stalls: Mapping[Any, Any] | None, evicted_runs: Sequence[tuple[int, int, int]],
+                   dec_n: np.ndarray, dec_ctx: np.ndarray, cost_model: Any,
+                   report: Any) -> dict[int, float]:
+    """Seconds lost before each stalled iteration (see check 4), or a violation for a bad stall."""
+    from llmopt.model.batch import BatchShape
+
+    out: dict[int, float] = {}
+    K = int(dec_n.size)
+    if not stalls:
+        return out
+    gone_at: dict[int, list[tuple[int, int]]] = {}  # iteration → (start, prompt) of the runs evicted there
+    for p, e, s in evicted_runs:
+        if p < e:
+            gone_at.setdefault(e, []).append((p, s))
+    for key, m in stalls.items():
+        try:
+            k, passes = int(key), int(m)
+        except (TypeError, ValueError):
+            report(f"stall {key!r}: {m!r} is not an iteration → count pair")
+            continue
+        if passes == 0:
+            continue
+        if not 0 < k < K or passes < 0:
+            report(f"stall of {passes} before iteration {k}: needs 0 < iteration < {K} and a count >= 0")
+            continue
+        gone = gone_at.get(k, ())  # ran when the decision began
+        n_before = int(dec_n[k]) + len(gone)
+        ctx_before = int(dec_ctx[k]) + sum(s + k - p for p, s in gone)
+        if n_before == 0:
+            report(f"stall of {passes} before iteration {k}, but nothing ran when its decision began")
+            continue
+        out[k] = passes * float(cost_model.batch_time(BatchShape(0, 0, 0, n_before, ctx_before)))
+    return out
 
 
 def _segment_peak(segments: Sequence[tuple[int, int, int]]) -> int:

@@ -12,7 +12,7 @@ from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
 from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
-from llmopt.bench.trace_report import smallest_loop_free_alpha, trace_summary
+from llmopt.bench.trace_report import smallest_alpha_by_seed, smallest_loop_free_alpha, trace_summary
 from llmopt.cli.main import app
 from llmopt.papers.jaillet.suites import J52_POLICIES
 
@@ -96,11 +96,46 @@ def test_smallest_loop_free_alpha_reads_the_greedy_grid_only():
     assert smallest_loop_free_alpha(df, "w") == (0.21, True)
 
 
+def test_smallest_alpha_per_seed_and_over_all_seeds():
+    """Seed 0 is loop-free from 0.21, seed 1 from 0.3 (0.21 loops there), seed 2 from 0.1 but 0.2 loops:
+    per seed 0.21, 0.3, 0.1 (not monotone); over all seeds 0.3 — α = 0.21 loops in some trial. A greedy
+    configuration with another clearing cost is not part of the grid.
+
+    Breakage caught: the per-seed grid read from every seed's record (one answer for all); a
+    ``pass_cost`` variant counted as a greedy α.
+    """
+    grid = (0.1, 0.2, 0.21, 0.3)
+    loops = {0: {0.1, 0.2}, 1: {0.1, 0.2, 0.21}, 2: {0.2}}
+    costly = "alpha-protection:alpha=0.05,pass_cost=every-pass"
+    policies = tuple(f"alpha-protection:alpha={a:g}" for a in grid) + (costly, "mc-sf")
+    suite = Suite(name="s", description="", workloads=(WorkloadSpec("trace", (0, 1, 2), {"n": 1}, "w"),),
+                  policies=policies, reference="mc-sf", kind="trace")
+    recs = []
+    for seed, bad in loops.items():
+        rec = {"workload": "trace", "params": {"n": 1}, "seed": seed, "suite": "s", "error": None}
+        for a in grid:
+            p = f"alpha-protection:alpha={a:g}"
+            rec[f"status_{p}"] = "eviction-loop" if a in bad else "ok"
+            rec[f"latency_{p}"] = None if a in bad else 1.0
+        rec[f"status_{costly}"], rec[f"latency_{costly}"] = "ok", 1.0
+        recs.append(rec)
+    assert smallest_alpha_by_seed(recs, suite, "w") == {0: (0.21, True), 1: (0.3, True), 2: (0.1, False)}
+    assert smallest_loop_free_alpha(trace_summary(recs, suite), "w") == (0.3, True)
+
+
+def test_with_seeds_replaces_every_entrys_seeds():
+    s = _suite().with_seeds(5)
+    assert [w.seeds for w in s.workloads] == [(0, 1, 2, 3, 4)] and s.with_seeds(None) is s
+    with pytest.raises(ValueError, match="seed count"):
+        _suite().with_seeds(0)
+
+
 def test_registered_trace_suites_conform_and_carry_the_papers_numbers():
-    for name in ("jaillet-table1", "jaillet-lmsys"):
+    for name in ("jaillet-table1", "jaillet-lmsys", "jaillet-fig3"):
         assert check_suite(name) == []
     t1 = SUITES.get("jaillet-table1")
-    assert t1.kind == "trace" and t1.n_tasks == 50 and t1.policies == J52_POLICIES
+    assert t1.kind == "trace" and t1.n_tasks == 100 and t1.policies == J52_POLICIES
+    assert [w.params.get("request_seed") for w in t1.workloads] == [None, 0]
     paper = t1.paper["lmsys n=1000 λ=50"]
     assert paper["mc-sf"]["mean"] == 32.112 and paper["alpha-protection:alpha=0.1,beta=0.2"]["mean"] == 53.393
     lm = SUITES.get("jaillet-lmsys")

@@ -705,3 +705,35 @@ def test_a_trace_suite_without_its_data_is_one_line_before_any_task(tmp_path: Pa
     err = _one_line_error(result)
     assert "LLMOPT_DATA=" in err and "has no traces/ folder" in err
     assert not (out / "trials.jsonl").exists()
+
+
+def test_a_schedule_with_stalls_round_trips_through_simulate_json_and_check(tmp_path: Path) -> None:
+    """``simulate --json`` writes the stalls of a policy whose clearing costs time and ``check`` reads them
+    back: accepted as written, refused once the stalls are dropped (the gap becomes unexplained)."""
+    from llmopt.model.timed_instance import TimedInstance, TimedRequest, save_timed_instance
+
+    path = tmp_path / "three.json"
+    save_timed_instance(TimedInstance(10, tuple(TimedRequest(r, 0.0, 2, 3) for r in "ABC")), path)
+    spec = "alpha-protection:alpha=0,beta=0.5,seed=17,pass_cost=every-pass"
+    res = runner.invoke(app, ["simulate", str(path), "--policy", spec, "--cost-model", "constant", "--json"])
+    assert res.exit_code == 0, res.output
+    sched = json.loads(res.stdout)
+    assert sched["stalls"] == {"1": 2}
+    good = _write(tmp_path, sched, "good.json")
+    assert runner.invoke(app, ["check", str(path), str(good), "--cost-model", "constant"]).exit_code == 0
+    bad = _write(tmp_path, {k: v for k, v in sched.items() if k != "stalls"}, "bad.json")
+    refused = runner.invoke(app, ["check", str(path), str(bad), "--cost-model", "constant"])
+    assert refused.exit_code == 1 and "continues running requests" in refused.output
+
+
+def test_bench_run_seeds_option_is_checked_and_reaches_the_suite(tmp_path: Path) -> None:
+    """``--seeds N`` runs seeds 0…N−1 of every entry (here 1 of the quick suite's 4, stored in suite.json)."""
+    bad = runner.invoke(app, ["bench", "run", "quick", "--seeds", "0", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "--seeds must be >= 1" in _one_line_error(bad)
+    out = tmp_path / "one"
+    res = runner.invoke(app, ["bench", "run", "quick", "--seeds", "1", "--out", str(out), "--executor", "inline",
+                              "--no-progress", "--time-limit", "1"])
+    assert res.exit_code == 0, res.output
+    stored = json.loads((out / "suite.json").read_text())["suite"]
+    assert [w["seeds"] for w in stored["workloads"]] == [[0], [0]]
+    assert len((out / "trials.jsonl").read_text().splitlines()) == 2

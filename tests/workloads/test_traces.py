@@ -323,6 +323,26 @@ def test_sample_deterministic_and_seeded():
     assert b != timed_instance_to_dict(sample_instance(tr, 200, 4, use_timestamps=True))
 
 
+def test_request_seed_fixes_the_rows_and_redraws_only_the_arrivals():
+    """J Table 1 "one request sample, arrivals redrawn" (issue 24): with ``request_seed`` every seed gets the
+    rows ``seed = request_seed`` draws, in the same order, and its own arrivals.
+
+    Breakage caught: the rows drawn from ``seed`` instead of ``request_seed``; the arrivals drawn from the
+    request generator (then every seed would get the same arrivals).
+    """
+    tr = _synthetic_trace(timestamps=False)
+    plain = sample_instance(tr, 300, 5, rate=5.0)
+    fixed = [sample_instance(tr, 300, seed, rate=5.0, request_seed=5) for seed in (0, 1, 2)]
+    rows = [(r.prompt, r.output) for r in plain.requests]
+    for inst in fixed:
+        assert [(r.prompt, r.output) for r in inst.requests] == rows
+    arrivals = [tuple(r.arrival for r in inst.requests) for inst in fixed]
+    assert len(set(arrivals)) == 3 and arrivals[0] != tuple(r.arrival for r in plain.requests)
+    assert "requests=5" in fixed[0].name
+    with pytest.raises(ValueError, match="request_seed"):
+        sample_instance(_synthetic_trace(), 10, 0, use_timestamps=True, request_seed=1)
+
+
 def test_sample_poisson_rate():
     tr = _synthetic_trace(20_000, timestamps=False)
     inst = sample_instance(tr, 10_000, 0, rate=50.0, M=30_000)

@@ -102,8 +102,9 @@ OPT_FRONTIER = Suite(
 LMSYS_TRACE = "lmsys_chat_1m_words_in256_out256.csv"
 
 
-def _alpha_spec(alpha: float, beta: float = 1.0) -> str:
-    return f"alpha-protection:alpha={alpha:g}" + ("" if beta == 1.0 else f",beta={beta:g}")
+def _alpha_spec(alpha: float, beta: float = 1.0, pass_cost: str = "free") -> str:
+    return f"alpha-protection:alpha={alpha:g}" + ("" if beta == 1.0 else f",beta={beta:g}") + \
+        ("" if pass_cost == "free" else f",pass_cost={pass_cost}")
 
 
 #: J §5.2's algorithms: MC-SF, MC-Benchmark and the six α / β benchmark configurations.
@@ -121,15 +122,21 @@ _J_TABLE1 = {  # J Table 1 (L726–737): mean, std, max, min of the average late
 }
 
 
+#: Seeds of the §5.2 sweeps: ≥ 5 for the smallest loop-free α, ≥ 3 for the α / β curves (issue 24).
+LMSYS_SEEDS = (0, 1, 2, 3, 4)
+
+
 def _sweep_policies() -> tuple[str, ...]:
     """J52 policies, the α-greedy grid 0.01…0.40 (step 0.01) for the smallest loop-free α, α sweeps
-    with β ∈ {0.1, 0.2} (Figures 7 / 10) and β sweeps with α ∈ {0.1, 0.2} (Figures 8 / 11)."""
+    with β ∈ {0.1, 0.2} (Figures 7 / 10) and β sweeps with α ∈ {0.1, 0.2} (Figures 8 / 11) — the α / β
+    sweeps under each reading of what clearing costs (``pass_cost``: free, extra passes, every pass)."""
     specs = list(J52_POLICIES)
     specs += [_alpha_spec(round(0.01 * i, 2)) for i in range(1, 41)]
     alphas = (0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.18, 0.2, 0.22, 0.25, 0.3)
-    specs += [_alpha_spec(a, b) for b in (0.1, 0.2) for a in alphas]
     betas = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
-    specs += [_alpha_spec(a, b) for a in (0.1, 0.2) for b in betas]
+    for cost in ("free", "extra-passes", "every-pass"):
+        specs += [_alpha_spec(a, b, cost) for b in (0.1, 0.2) for a in alphas]
+        specs += [_alpha_spec(a, b, cost) for a in (0.1, 0.2) for b in betas]
     return tuple(dict.fromkeys(specs))
 
 
@@ -137,13 +144,18 @@ JAILLET_TABLE1 = Suite(
     name="jaillet-table1",
     bounds=("lp",),  # its committed results were made before the "auto" default
     description="Jaillet et al. Table 1 reproduction: 1,000 LMSYS requests, Poisson λ = 50 /s, "
-                "Llama2-70B on 2×A100 cost model, M = 16,492; 50 runs (requests, arrivals and "
-                "β randomness resampled per seed)",
+                "Llama2-70B on 2×A100 cost model, M = 16,492; 50 runs two ways: requests, arrivals and "
+                "β randomness resampled per seed, and one request sample (seed 0's) with only the arrivals and "
+                "β randomness redrawn",
     workloads=(WorkloadSpec("trace", tuple(range(50)),
                             {"trace": LMSYS_TRACE, "format": "lmsys", "n": 1000, "rate": 50,
-                             "on_bad_row": "drop"}, "lmsys n=1000 λ=50"),),
+                             "on_bad_row": "drop"}, "lmsys n=1000 λ=50"),
+               WorkloadSpec("trace", tuple(range(50)),
+                            {"trace": LMSYS_TRACE, "format": "lmsys", "n": 1000, "rate": 50,
+                             "on_bad_row": "drop", "request_seed": 0}, "lmsys n=1000 λ=50, one request sample")),
     policies=J52_POLICIES,
-    paper={"lmsys n=1000 λ=50": {p: dict(zip(("mean", "std", "max", "min"), v)) for p, v in _J_TABLE1.items()}},
+    paper={label: {p: dict(zip(("mean", "std", "max", "min"), v)) for p, v in _J_TABLE1.items()}
+           for label in ("lmsys n=1000 λ=50", "lmsys n=1000 λ=50, one request sample")},
     kind="trace",
 )
 JAILLET_LMSYS = Suite(
@@ -151,10 +163,11 @@ JAILLET_LMSYS = Suite(
     bounds=("lp",),  # its committed results were made before the "auto" default
     description="Jaillet et al. §5.2 reproduction: 10,000 LMSYS requests, Poisson λ = 50 /s (high demand) "
                 "and λ = 10 /s (low demand), Llama2-70B on 2×A100 cost model, M = 16,492: the 8 algorithms, "
-                "the α-greedy grid for the smallest loop-free α, α and β sweeps (Figures 6–11)",
+                "the α-greedy grid for the smallest loop-free α, α and β sweeps (Figures 6–11) under three "
+                "readings of what clearing costs; seeds 0–4",
     workloads=tuple(
-        WorkloadSpec("trace", (0,), {"trace": LMSYS_TRACE, "format": "lmsys", "n": 10_000, "rate": rate,
-                                     "on_bad_row": "drop"}, f"lmsys n=10000 λ={rate}")
+        WorkloadSpec("trace", LMSYS_SEEDS, {"trace": LMSYS_TRACE, "format": "lmsys", "n": 10_000, "rate": rate,
+                                            "on_bad_row": "drop"}, f"lmsys n=10000 λ={rate}")
         for rate in (50, 10)
     ),
     policies=_sweep_policies(),

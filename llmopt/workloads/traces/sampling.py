@@ -10,12 +10,15 @@ from llmopt.model.instance import MAX_VALUE, Instance, Request
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.workloads.traces.formats import _SAMPLE_STREAM, _STEP_TOL, DEFAULT_M, Trace, TraceError
 
-__all__ = ["sample_instance", "to_discrete_instance", "with_time_unit", "time_unit_warning", "TIME_UNITS"]
+_ARRIVAL_STREAM = 8  # the arrivals' own generator when the request sample is fixed (request_seed)
+
+__all__ = ["sample_instance", "thin_long_outputs", "to_discrete_instance", "with_time_unit", "time_unit_warning",
+           "TIME_UNITS"]
 
 
 
 def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = None, use_timestamps: bool = False,
-                    M: int = DEFAULT_M, name: str | None = None) -> TimedInstance:
+                    M: int = DEFAULT_M, name: str | None = None, request_seed: int | None = None) -> TimedInstance:
     """A continuous-time instance of ``n`` requests drawn from ``trace``.
 
     The generator is ``numpy.random.default_rng([seed, 7])``; the same trace, ``n``, seed and
@@ -24,7 +27,9 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
     * ``rate=λ``: ``n`` distinct rows drawn uniformly without replacement, in draw order;
       arrivals are a Poisson process of rate ``λ`` per second — the cumulative sums of
       ``n`` independent exponential gaps of mean ``1/λ`` (the first request arrives after
-      the first gap, not at 0).
+      the first gap, not at 0). With ``request_seed``, the rows are those ``seed =
+      request_seed`` would draw and only the arrivals come from ``seed`` (their own
+      generator, ``default_rng([seed, 8])``): one request sample, arrivals redrawn per seed.
     * ``use_timestamps=True``: ``n`` *consecutive* rows starting at a uniformly drawn offset
       in ``0 … rows − n``, with the trace's own arrival times shifted so the first is at 0
       (real burstiness is kept).
@@ -45,6 +50,8 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
         KV capacity of the instance (default 16,492, the papers' Llama2-70B on 2×A100).
     name : str, optional
         Defaults to e.g. ``"lmsys_chat_1m_words_in256_out256 n=1000 rate=50 seed=0"``.
+    request_seed : int, optional
+        Fix the request sample (Poisson mode only; see above).
 
     Raises
     ------
@@ -70,10 +77,19 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
     if rate is not None:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
             raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
-        idx = rng.choice(rows, size=n, replace=False)
+        if request_seed is None:
+            idx = rng.choice(rows, size=n, replace=False)
+        else:
+            if isinstance(request_seed, bool) or not isinstance(request_seed, (int, np.integer)) or request_seed < 0:
+                raise ValueError(f"request_seed must be an integer >= 0, got {request_seed!r}")
+            idx = np.random.default_rng([int(request_seed), _SAMPLE_STREAM]).choice(rows, size=n, replace=False)
+            rng = np.random.default_rng([int(seed), _ARRIVAL_STREAM])
         arrivals = np.cumsum(rng.exponential(1.0 / rate, size=n))
-        mode = f"rate={rate:g}"
+        mode = f"rate={rate:g}" + ("" if request_seed is None else f" requests={request_seed}")
     else:
+        if request_seed is not None:
+            raise ValueError("request_seed fixes the rows of Poisson sampling; with timestamps the seed picks "
+                             "a window of consecutive rows")
         if trace.timestamps is None:
             raise TraceError(f"{trace.path}: format {trace.format!r} has no timestamps; sample with a Poisson rate "
                              "instead")
@@ -96,6 +112,20 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
                  for i, (a, s, o) in enumerate(zip(arrivals.tolist(), prompt.tolist(), output.tolist())))
     label = name if name is not None else f"{trace.name} n={n} {mode} seed={seed}"
     return TimedInstance(M=int(M), requests=reqs, name=label)
+
+
+def thin_long_outputs(trace: Trace, keep_long: float = 0.45, cut: int = 45, seed: int = 0) -> Trace:
+    """``trace`` with its rows of output above ``cut`` kept with probability ``keep_long`` (seeded).
+
+    The J §5.2 sensitivity studies use it to bring the staged LMSYS file's output median from 75 to
+    36 words (the paper's subset: 45), leaving the prompt distribution nearly unchanged.
+    """
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    keep = (trace.output <= cut) | (rng.random(trace.output.size) < keep_long)
+    return dataclasses.replace(trace, prompt=trace.prompt[keep], output=trace.output[keep],
+                               source_rows=trace.source_rows[keep])
 
 
 def to_discrete_instance(timed: TimedInstance, step_seconds: float) -> Instance:
