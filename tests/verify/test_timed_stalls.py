@@ -8,6 +8,7 @@ plus evicted at ``k``) and refuses any other delay, a stall with nothing running
 from __future__ import annotations
 
 import pytest
+from helpers import needs_trace_data
 
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import ConstantCostModel, make_cost_model
@@ -71,6 +72,7 @@ def test_a_stall_counts_the_requests_evicted_at_its_iteration():
     assert rep.ok, rep.violations
 
 
+@needs_trace_data
 def test_engine_and_checker_agree_on_stalls_under_the_fitted_cost_model():
     """Cross-check on a trace run with many clearings (every pass charged): the engine times a stall from
     its running aggregates, the checker from the runs; the context-dependent fitted model makes any
