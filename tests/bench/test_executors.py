@@ -157,9 +157,15 @@ def test_ray_joins_a_local_head_started_by_the_test(tmp_path: Path) -> None:
         llmopt = Path(sys.executable).with_name("llmopt")
         for address in (f"127.0.0.1:{gcs}", f"ray://127.0.0.1:{client}"):  # from the command line, as a user would
             out = tmp_path / address.replace(":", "_").replace("/", "_")
-            proc = subprocess.run([str(llmopt), "bench", "run", "--suite-file", str(suite_file), "--out", str(out),
-                                   "--executor", "ray", "--address", address, "--no-progress"],
-                                  capture_output=True, text=True, env=env, timeout=600)
+            for _attempt in range(3):
+                proc = subprocess.run([str(llmopt), "bench", "run", "--suite-file", str(suite_file), "--out",
+                                       str(out), "--executor", "ray", "--address", address, "--no-progress"],
+                                      capture_output=True, text=True, env=env, timeout=600)
+                # Ray Client's server starts a driver process per client and answers "Initialization failure
+                # from server" when that start is slow (seen at load average 2–9, never when idle): retry
+                # that Ray-side failure only; our own errors and a wrong address fail at once.
+                if proc.returncode == 0 or "Initialization failure from server" not in proc.stdout + proc.stderr:
+                    break
             assert proc.returncode == 0, proc.stdout + proc.stderr
             remote = read_trials(out / "trials.jsonl")[0]
             diffs = _differences(_strip(remote), _strip(local))
