@@ -440,6 +440,9 @@ SUITES.register("wang-mixed", "llmopt.papers.wang.suites:WANG_MIXED",
 SUITES.register("chen-theory", "llmopt.papers.chen.theory_report:CHEN_THEORY",
                 "C Figures 1-3: A_min / A_ℓ / A_max / A_random vs H-SF and a certified bound, beside the "
                 "closed forms (s = 1 simulations; the closed forms at s = 0)")
+SUITES.register("chen-cor2", "llmopt.papers.chen.cor2:CHEN_COR2",
+                "C Corollary 2: multi-interval A_min per bucket width vs the basic interval, beside the closed form "
+                "(about 2 min on 2 cores)")
 SUITES.register("chen-lmsys", "llmopt.papers.chen.lmsys_report:CHEN_LMSYS",
                 "C §6 Figures 5-7: 2,000 LMSYS requests, H-SF / A_max / A_min under the three prediction "
                 "settings, Llama2-70B on 2×A100, M = 16,492")

@@ -91,7 +91,7 @@ class LookaheadProfile:
     def __init__(self, M: int) -> None:
         self.M = M
         self._items: dict[str, tuple[int, int]] = {}  # key -> (completion c, s − p)
-        self._by_c: dict[int, list[str]] = {}  # c -> keys completing at c
+        self._by_c: dict[int, dict[str, None]] = {}  # c -> keys completing at c (an ordered set: O(1) removal)
         self._d0: dict[int, int] = {}  # c -> Σ (s − p) of the items completing at c
         self._d1: dict[int, int] = {}  # c -> how many items complete at c
         self._cs: list[int] = []  # sorted distinct completion times
@@ -113,11 +113,11 @@ class LookaheadProfile:
         if c in self._d1:
             self._d0[c] += prompt - start
             self._d1[c] += 1
-            self._by_c[c].append(key)
+            self._by_c[c][key] = None
         else:
             self._d0[c] = prompt - start
             self._d1[c] = 1
-            self._by_c[c] = [key]
+            self._by_c[c] = {key: None}
             insort(self._cs, c)
         self._dirty = True
 
@@ -127,7 +127,7 @@ class LookaheadProfile:
         if entry is None:
             return
         c, base = entry
-        self._by_c[c].remove(key)
+        del self._by_c[c][key]
         self._d1[c] -= 1
         self._d0[c] -= base
         if self._d1[c] == 0:

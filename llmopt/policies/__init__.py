@@ -5,7 +5,8 @@
 * :mod:`~llmopt.policies.protection` — vLLM-like α-protection greedy and α-β clearing (J §5.2);
 * :mod:`~llmopt.policies.sorted_f` — Sorted-F and its Phase-1 approximations (W Algorithms 1–5);
 * :mod:`~llmopt.policies.lp_order` — Sorted-LP and LP-Swap (W Algorithms 6–7);
-* :mod:`~llmopt.policies.intervals` — H-SF, A_max, A_min, A_ℓ under interval predictions (C).
+* :mod:`~llmopt.policies.intervals` — H-SF, A_max, A_ℓ under interval predictions (C), and
+  :mod:`~llmopt.policies.a_min` — A_min and multi-interval A_min (C).
 
 Policies are looked up by name in :data:`POLICIES` (third parties add entries through the
 ``llmopt.policies`` entry-point group, see :mod:`llmopt.bench.plugins`). The protocol is
@@ -48,6 +49,8 @@ __all__ = [
 
 POLICIES: Registry[Callable[..., Policy | StepPolicy]] = Registry("policy", "llmopt.policies")
 POLICIES.register("mc-sf", "llmopt.policies.base:MCSF", "Memory-Constrained Shortest First (J Alg. 1)")
+POLICIES.register("mc-sf2", "llmopt.policies.base:MCSF2",
+                  "MC-SF2 (W Thm EC.1): MC-SF taking waiting requests by s + o instead of o")
 POLICIES.register("fcfs", "llmopt.policies.base:FCFSLookahead", "FCFS with look-ahead check, MC-Benchmark (J Alg. 2)")
 POLICIES.register("mc-benchmark", "llmopt.policies.base:MCBenchmark", "MC-Benchmark (J App. C Alg. 2) = fcfs")
 POLICIES.register("j0-semi-online", "llmopt.policies.base:J0SemiOnline", "J0 semi-online Alg. 1, fixed (= mc-sf)")
@@ -75,10 +78,11 @@ POLICIES.register("a-random", "llmopt.policies.intervals:ARandom",
                   "A_random (C App. Alg. 4): seeded random order, true o, prefix rule; param seed=0")
 POLICIES.register("a-max", "llmopt.policies.intervals:AMax",
                   "A_max (C Alg. 1): intervals, projects every request with its upper end u; param seed=0")
-POLICIES.register("a-min", "llmopt.policies.intervals:AMin",
+POLICIES.register("a-min", "llmopt.policies.a_min:AMin",
                   "A_min (C Alg. 2, fixed): intervals, admits on lower bounds, cancels smallest õ first; "
-                  "params seed=0, readmit=same-step|next-step, running_estimate=certified|literal")
-POLICIES.register("a-min-multi", "llmopt.policies.intervals:AMinMulti",
+                  "params seed=0, readmit=same-step|next-step, running_estimate=certified|literal|repaired, "
+                  "pseudo_update=max|assign")
+POLICIES.register("a-min-multi", "llmopt.policies.a_min:AMinMulti",
                   "multi-interval A_min (C Alg. 5): A_min on disjoint bucket intervals (checked)")
 POLICIES.register("a-ell", "llmopt.policies.intervals:AEll",
                   "A_ℓ promote-ℓ (C Alg. 6): intervals, FIFO, cancels at ℓ tokens and re-queues with u at the back")

@@ -63,6 +63,7 @@ __all__ = [
     "StepPolicy",
     "LookaheadPrefixPolicy",
     "MCSF",
+    "MCSF2",
     "FCFSLookahead",
     "MCBenchmark",
     "J0SemiOnline",
@@ -171,6 +172,23 @@ class MCSF(LookaheadPrefixPolicy):
 
     def key(self, request: RequestView) -> tuple[int, int]:
         return (request.output, request.arrival)
+
+
+class MCSF2(LookaheadPrefixPolicy):
+    """MC-SF₂ (W Thm EC.1): MC-SF with waiting requests taken by ``s_i + o_i`` ascending.
+
+    Its theorem (the instance family on which it is Ω(√M) from OPT) is measured in
+    :mod:`llmopt.papers.wang.theorem_ec1`.
+
+    The look-ahead check (5) and the prefix rule are MC-SF's (J Algorithm 1); only the key
+    changes: ``(s_i + o_i, a_i)``, then instance position (W leaves ties open, like MC-SF,
+    DIGEST I-43). Outputs come from :meth:`output_estimate` (the true ``o_i``).
+    """
+
+    name = "mc-sf2"
+
+    def key(self, request: RequestView) -> tuple[int, int]:
+        return (request.prompt + self.output_estimate(request), request.arrival)
 
 
 class FCFSLookahead(LookaheadPrefixPolicy):

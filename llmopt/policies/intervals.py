@@ -23,19 +23,11 @@ a-ell      ``ℓ_i``, then ``u_i``        FIFO; promoted jobs at back  at ``ℓ_
 ========== ============================ ============================ ====================
 
 Fixes of the printed pseudo-code (DIGEST §2.18, §7 I-32/I-33/I-34), each an option:
-
-* A_min (Algorithm 2) never puts cancelled jobs back into the waiting set ``R``; the text
-  says batches are formed from "unprocessed or restartable requests". Here a cancelled job
-  returns to the waiting set at once and competes in the same step's admission
-  (``readmit="same-step"``, default) or from the next step (``"next-step"``).
-* Algorithm 2's check (3) treats a running job that has produced ``a_i >= õ_i`` tokens as
-  finished (its indicator ``õ_i >= t' − p_i`` is false), so its memory is ignored. Here a
-  running job is projected with ``max(õ_i, a_i + 1)`` — a certified lower bound, since it
-  is still running (``running_estimate="certified"``, default); ``"literal"`` keeps the
-  printed rule.
-* A_ℓ cancels a job "as soon as it generates ℓ tokens" (text) / "with more than ℓ tokens"
-  (pseudo-code): a job that has produced ``ℓ_i`` tokens and is still running has
-  ``o_i > ℓ_i``, so it is cancelled then (I-34).
+A_min re-queues cancelled jobs (Algorithm 2 never puts them back; ``readmit``) and projects
+running jobs past their lower bound with ``max(õ_i, a_i + 1)`` (the printed check ignores
+their memory; ``running_estimate``); see :class:`AMin`, which also flags its other
+deviations (``õ`` never lowered, the cycle guard; :mod:`llmopt.policies.a_min`). A_ℓ cancels a job once it has produced
+``ℓ_i`` tokens and still runs ("as soon as it generates ℓ tokens", I-34).
 
 Random tie-breaking uses a ``random.Random(seed)`` re-seeded by ``reset``, so a run is
 deterministic for a given seed (DESIGN §4 inv. 3).
@@ -60,8 +52,7 @@ __all__ = [
     "HSF",
     "ARandom",
     "AMax",
-    "AMin",
-    "AMinMulti",
+    "ProjectedRunning",
     "AEll",
 ]
 
@@ -156,7 +147,7 @@ class AMax(_SeededPrefixPolicy):
         return interval_of(request, self.name, self.M)[1]
 
 
-class _ProjectedRunning:
+class ProjectedRunning:
     """Running requests with a projected output length each, in a look-ahead profile.
 
     ``refresh(t)`` re-projects every running request whose projection has run out
@@ -216,187 +207,6 @@ class _ProjectedRunning:
         return max(wake, t + 1)
 
 
-class AMin:
-    """A_min (C §4, Algorithm 2): admit on certified lower bounds, cancel when memory runs out.
-
-    Each request keeps a pseudo output length ``õ_i``, a lower bound on ``o_i``: ``ℓ_i`` at
-    arrival, raised to the number of tokens it had produced when it is cancelled (never
-    lowered). At each decision step ``t``:
-
-    1. if the running set's usage after this step's batch, ``Σ (s_j + a_j + 1)``, would
-       exceed ``M``, running requests are cancelled in ascending ``õ`` (ties uniformly at
-       random) until it fits; a cancelled request loses its ``a_j`` tokens, gets
-       ``õ_j ← max(õ_j, a_j)`` and returns to the waiting set;
-    2. waiting requests are taken by ascending ``õ`` (ties uniformly at random) while check
-       (5) holds with ``õ`` as their output, running ones projected with
-       ``max(õ_j, a_j + 1)``; the first misfit stops admission.
-
-    The policy asks to be woken at the first step whose batch would overflow, so step 1
-    always runs in time and, with the default ``running_estimate``, the KV cache never
-    overflows. The printed rule (``"literal"``) ignores running requests past ``õ`` in the
-    admission check and can overflow it (the engines then stop with an overflow error); it is
-    offered to show that gap of Algorithm 2.
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the tie-breaking RNG.
-    readmit : {"same-step", "next-step"}
-        When cancelled requests may start again (DIGEST I-32; see the module docstring).
-    running_estimate : {"certified", "literal", "repaired"}
-        How admission projects a running request that has produced ``a_j >= õ_j`` tokens:
-        ``max(õ_j, a_j + 1)`` (default) or the printed rule, as already finished (I-33),
-        which can overflow the KV cache. ``"repaired"`` admits by the printed rule and then,
-        if the next batch would overflow, cancels requests of the whole batch in ascending
-        ``õ`` (ties at random) until it fits — requests started at this step are simply
-        not started. It keeps the over-admission and churn that C's analysis of A_min
-        describes ("all requests are loaded into memory and processed until they are either
-        completed or deleted", Lemma 1) while staying feasible.
-    """
-
-    name = "a-min"
-    visibility = Visibility.HIDDEN
-
-    def __init__(self, seed: int = 0, readmit: str = "same-step", running_estimate: str = "certified") -> None:
-        if readmit not in ("same-step", "next-step"):
-            raise ValueError(f"readmit must be 'same-step' or 'next-step', got {readmit!r}")
-        if running_estimate not in ("certified", "literal", "repaired"):
-            raise ValueError(f"running_estimate must be 'certified', 'literal' or 'repaired', got {running_estimate!r}")
-        self.seed = int(seed)
-        self.readmit = readmit
-        self.running_estimate = running_estimate
-        if readmit != "same-step" or running_estimate != "certified":
-            self.name = f"{type(self).name}(readmit={readmit},running_estimate={running_estimate})"
-        self.reset(0)
-
-    def reset(self, M: int) -> None:
-        self.M = M
-        self.rng = random.Random(self.seed)
-        self.queue: list[tuple[int, float, int, RequestView]] = []  # (õ, random tie, position, request)
-        self.running = _ProjectedRunning(M, track_due=self.running_estimate == "certified")
-        self.pseudo: dict[str, int] = {}  # õ_i of every unfinished request
-        self.cancellations = 0
-
-    def initial_estimate(self, request: RequestView) -> int:
-        """``õ_i`` at arrival: the lower end ``ℓ_i`` of the request's interval."""
-        return interval_of(request, self.name, self.M)[0]
-
-    def _enqueue(self, request: RequestView) -> None:
-        heapq.heappush(self.queue, (self.pseudo[request.id], self.rng.random(), request.position, request))
-
-    def on_arrival(self, t: int, request: RequestView) -> None:
-        self.pseudo[request.id] = self.initial_estimate(request)
-        self._enqueue(request)
-
-    def on_complete(self, t: int, request: RequestView) -> None:
-        self.running.remove(request.id)
-        del self.pseudo[request.id]
-
-    def _cancel(self, t: int, started: list[str]) -> list[RequestView]:
-        """Drop running requests in ascending ``õ`` (ties at random) until the batch of step ``t``
-        fits: one started at ``t`` (the repaired reading's over-admission) goes back to the queue
-        unstarted and leaves ``started``; an older one is cancelled, ``õ ← max(õ, a)``, and returned."""
-        running, pseudo = self.running, self.pseudo
-        order = sorted(running.items, key=lambda rid: (pseudo[rid], self.rng.random()))
-        cancelled = []
-        for rid in order:
-            if running.usage_after(t) <= self.M:
-                break
-            request, start, _ = running.remove(rid)
-            if start == t:
-                started.remove(rid)
-                self._enqueue(request)
-            else:
-                pseudo[rid] = max(pseudo[rid], t - start)
-                cancelled.append(request)
-        self.cancellations += len(cancelled)
-        return cancelled
-
-    def decide(self, t: int) -> Decision:
-        running = self.running
-        started: list[str] = []
-        cancelled = self._cancel(t, started) if running.usage_after(t) > self.M else []
-        if self.readmit == "same-step":
-            for request in cancelled:
-                self._enqueue(request)
-        if self.running_estimate == "certified":
-            running.refresh(t)
-        queue, profile = self.queue, running.profile
-        wake = None
-        while queue:
-            o_est, _, _, request = queue[0]
-            if not profile.fits(t, request.prompt, o_est):
-                wake = profile.next_fit(t, request.prompt, o_est)
-                break
-            heapq.heappop(queue)
-            running.add(request, t, o_est)
-            started.append(request.id)
-        if self.running_estimate == "repaired" and running.usage_after(t) > self.M:
-            repaired = self._cancel(t, started)
-            cancelled += repaired
-            if self.readmit == "same-step":
-                for request in repaired:
-                    self._enqueue(request)
-            wake = t + 1
-        if self.readmit == "next-step":
-            for request in cancelled:
-                self._enqueue(request)
-            if cancelled:
-                wake = t + 1
-        overflow = running.overflow_step(t)
-        if overflow is not None and (wake is None or overflow < wake):
-            wake = overflow
-        return Decision(start=tuple(started), evict=tuple(r.id for r in cancelled), wake_at=wake)
-
-
-class AMinMulti(AMin):
-    """Multi-interval A_min (C §4.2, App. Algorithm 5): A_min with ``õ_i`` starting at the lower
-    end of the bucket ``[ℓ_j, u_j]`` the request is classified into.
-
-    The classification is the prediction (C Exp. 2: ten bins of width 100, made by
-    :func:`llmopt.workloads.predictions.bin_intervals`), so the policy is A_min on per-request
-    intervals; what it adds is Algorithm 5's premise, checked at every arrival: the
-    intervals seen form *disjoint buckets* ``u_j <= ℓ_{j+1}`` — two requests' intervals are
-    equal or share at most an end point. Per-request overlapping intervals (C Exp. 3) are
-    A_min's business (DIGEST §2.19).
-    """
-
-    name = "a-min-multi"
-
-    def reset(self, M: int) -> None:
-        super().reset(M)
-        self.buckets: dict[int, tuple[int, str]] = {}  # ℓ_j -> (u_j, first request seen in it)
-        self._lowers: list[int] = []  # sorted ℓ_j
-
-    def initial_estimate(self, request: RequestView) -> int:
-        import bisect
-
-        estimate = interval_of(request, self.name, self.M)[0]
-        lo, hi = request.lower, request.upper  # the buckets as predicted, before the M − s clamp
-        assert lo is not None and hi is not None
-        known = self.buckets.get(lo)
-        if known is not None:
-            if known[0] != hi:
-                raise IntervalPolicyError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], "
-                                      f"request {known[1]!r} has [{lo}, {known[0]}]: the buckets of Algorithm 5 "
-                                      "must be disjoint (use a-min for overlapping intervals)")
-            return estimate
-        k = bisect.bisect_left(self._lowers, lo)
-        clash = None
-        if k and self.buckets[self._lowers[k - 1]][0] > lo:
-            clash = self._lowers[k - 1]
-        elif k < len(self._lowers) and self._lowers[k] < hi:
-            clash = self._lowers[k]
-        if clash is not None:
-            u, other = self.buckets[clash]
-            raise IntervalPolicyError(f"policy {self.name!r}: request {request.id!r} has interval [{lo}, {hi}], "
-                                      f"which overlaps [{clash}, {u}] of request {other!r}: the buckets of "
-                                      "Algorithm 5 must be disjoint (use a-min for overlapping intervals)")
-        self.buckets[lo] = (hi, request.id)
-        self._lowers.insert(k, lo)
-        return estimate
-
-
 class AEll:
     """A_ℓ, "promote-ℓ" (C §5.1, App. Algorithm 6), for the two-point family ``o_i ∈ {ℓ, u}``.
 
@@ -424,7 +234,7 @@ class AEll:
         self.M = M
         self.queue: list[tuple[int, RequestView]] = []  # (sequence number, request): FIFO
         self.seq = 0
-        self.running = _ProjectedRunning(M, track_due=False)
+        self.running = ProjectedRunning(M, track_due=False)
         self.stage: dict[str, int] = {}  # 0: projected with ℓ, 1: with u (promoted), 2: with M − s
         self.cancellations = 0
         self._checks: list[tuple[int, int, int, str]] = []  # (start + õ, arrival, position, id) of runs to watch

@@ -45,6 +45,7 @@ the order; without it (the default) the policy is deterministic.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -54,7 +55,7 @@ from llmopt.policies.base import MCSF
 from llmopt.policies.sorted_f import PlannedOrderPolicy, greedy_fill, select_local_swap
 from llmopt.solvers.colgen import ColGenResult, solve_lp_auto
 
-__all__ = ["SortedLP", "LPSwap", "lp_expected_starts", "lp_order"]
+__all__ = ["SortedLP", "LPSwap", "ExpectedStarts", "lp_expected_starts", "lp_order"]
 
 #: Expected starts closer than this are a tie (LP round-off).
 Y_GRID = 1e-6
@@ -92,18 +93,32 @@ def lp_order(y: np.ndarray, outputs: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(len(grid)), np.asarray(outputs), grid))
 
 
+#: An LP solution computed elsewhere: ``(requests, outputs, M) -> y`` (one expected start per
+#: request, in the order of ``requests``), for :class:`SortedLP` / :class:`LPSwap`'s ``expected_starts``.
+ExpectedStarts = Callable[[list[RequestView], list[int], int], np.ndarray]
+
+
 class _LPPolicy(PlannedOrderPolicy):
     """Shared parameters and LP call of Sorted-LP and LP-Swap."""
 
-    def __init__(self, bucket: int | str = "auto", time_limit: float | None = None) -> None:
+    def __init__(self, bucket: int | str = "auto", time_limit: float | None = None,
+                 expected_starts: ExpectedStarts | None = None) -> None:
         self.bucket = bucket
         self.time_limit = time_limit
+        self.expected_starts = expected_starts
         self.last_lp: ColGenResult | None = None
         self.last_bucket: int | None = None
         super().__init__()
 
     def _y(self, requests: list[RequestView], M: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         outputs = [self.output_estimate(r) for r in requests]
+        if self.expected_starts is not None:
+            y = np.asarray(self.expected_starts(requests, outputs, M), dtype=float)
+            if y.shape != (len(requests),) or not np.isfinite(y).all():
+                raise ValueError(f"{self.name}: expected_starts returned {y.shape} values (finite ones expected, "
+                                 f"one per request: {len(requests)})")
+            prompts = np.array([r.prompt for r in requests], dtype=np.int64)
+            return y, prompts, np.array(outputs, dtype=np.int64)
         y, self.last_lp, self.last_bucket = lp_expected_starts(requests, outputs, M, bucket=self.bucket,
                                                                time_limit=self.time_limit)
         prompts = np.array([r.prompt for r in requests], dtype=np.int64)
@@ -119,6 +134,14 @@ class SortedLP(_LPPolicy):
         Time aggregation of the LP's memory rows (1 = the paper's LP exactly).
     time_limit : float, optional
         Seconds for the LP; at the limit the master's current solution is used.
+    expected_starts : callable, optional
+        An LP solution computed elsewhere (issue 25: which optimum of the degenerate LP, which
+        horizon): called as ``expected_starts(requests, outputs, M)`` at each plan, it returns
+        ``y`` (one value per request, in the order given), which replaces the
+        column-generation LP (``bucket`` and ``time_limit`` are then unused and ``last_lp``
+        stays ``None``). The order is still :func:`lp_order` of that ``y``.
+        ``llmopt.papers.wang.lp_optima`` computes such solutions. Default ``None``: the
+        column-generation LP, unchanged.
     """
 
     name = "sorted-lp"
@@ -129,7 +152,10 @@ class SortedLP(_LPPolicy):
 
 
 class LPSwap(_LPPolicy):
-    """LP-Swap (W Algorithm 7): LP-ordered greedy batches improved by local swaps (module docstring)."""
+    """LP-Swap (W Algorithm 7): LP-ordered greedy batches improved by local swaps (module docstring).
+
+    Parameters are :class:`SortedLP`'s (``bucket``, ``time_limit``, ``expected_starts``).
+    """
 
     name = "lp-swap"
 

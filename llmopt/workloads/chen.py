@@ -339,7 +339,7 @@ def _worst_distribution(u: int) -> FloatArray:
 
 
 def chen_worst_case(seed: int, u: int = 100, n: int = 2000, s: int = 1, M: int | None = None,
-                    exact: bool = False) -> Instance:
+                    exact: bool = False, predictions: str | None = None) -> Instance:
     """Outputs from the distribution on ``1..u`` that is worst for A_min (C Figure 1, Cor. 1).
 
     The distribution is :func:`llmopt.papers.chen.theory.figure1_worst_distribution`: the positive
@@ -364,11 +364,17 @@ def chen_worst_case(seed: int, u: int = 100, n: int = 2000, s: int = 1, M: int |
     M : int, optional
         Default ``max(s + u, ⌈n·(s + E[o])/10⌉)``: 884 for the defaults.
     exact : bool
+    predictions : str, optional
+        A prediction spec (:func:`llmopt.workloads.predictions.apply_prediction_spec`) that
+        replaces the shared interval ``[1, u]``, e.g. ``"bins:width=10,count=5"`` for the
+        buckets of multi-interval A_min (C Cor. 2, suite ``chen-cor2``). Default ``None``:
+        keep ``[1, u]``.
 
     Returns
     -------
     Instance
-        Named e.g. ``"chen-worst-case/seed=0"`` plus the parameters given.
+        Named e.g. ``"chen-worst-case/seed=0"`` plus the parameters given (and the
+        prediction suffix).
     """
     given = {"u": u, "n": n, "s": s, "M": M, "exact": exact}
     seed = _check_seed(seed)
@@ -377,7 +383,8 @@ def chen_worst_case(seed: int, u: int = 100, n: int = 2000, s: int = 1, M: int |
     M = _default_M(M, n, s, u, float(pmf @ np.arange(1, u + 1)))
     rng = np.random.default_rng([seed, _TAGS["worst-case"]])
     outputs = _outputs(rng, pmf, n, bool(exact))
-    return _instance(_name(f"chen-worst-case/seed={seed}", chen_worst_case, given), outputs, s, M, 1, u)
+    inst = _instance(_name(f"chen-worst-case/seed={seed}", chen_worst_case, given), outputs, s, M, 1, u)
+    return inst if predictions is None else apply_prediction_spec(inst, predictions, seed)
 
 
 # --- C §6 LMSYS ---------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from llmopt.engine.discrete import SimulationError, Visibility, simulate
 from llmopt.model.instance import Instance, Request
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.policies import make_policy_spec
-from llmopt.policies.intervals import AMin, IntervalPolicyError
+from llmopt.policies.a_min import AMin
+from llmopt.policies.intervals import IntervalPolicyError
 from llmopt.verify.checker import check_schedule
 from llmopt.verify.timed import check_timed_schedule
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,8 @@ _STUDY_POLICIES = ("h-sf", "a-max", "a-min", "a-random")
 def m_sensitivity_frame(seed: int = 0, n: int = 2000, factors: Sequence[float] = M_FACTORS,
                         settings: Sequence[Setting] = SETTINGS, policies: Sequence[str] = _STUDY_POLICIES,
                         base_M: int = 16492, holds_all: bool = True, discrete: bool = True,
-                        cost_model: str = "llama2-70b-a100-tp2") -> pd.DataFrame:
+                        cost_model: str = "llama2-70b-a100-tp2",
+                        instance: Callable[..., Any] | None = None) -> pd.DataFrame:
     """Latency of ``policies`` on one ``chen-lmsys`` sample at several memories ``M`` (needs the data).
 
     For every ``M = round(factor · base_M)`` (and, with ``holds_all``, ``M = Σ(s_i + o_i)``,
@@ -125,7 +126,10 @@ def m_sensitivity_frame(seed: int = 0, n: int = 2000, factors: Sequence[float] =
     the continuous engine (cost model) and, with ``discrete``, in the discrete engine (one
     step per iteration, no cost model); every schedule is re-verified by the matching
     checker and an unverified one gives ``None``. The sample is the same for every ``M``
-    (no row of the trace has ``s + o`` above 16,492).
+    (no row of the trace has ``s + o`` above 16,492). ``instance`` builds the sample as
+    ``instance(seed, n=…, predictions=…, M=…)``; default
+    :func:`llmopt.workloads.chen.chen_lmsys` (the C-like sweep passes
+    :func:`llmopt.papers.chen.c_like.c_like_instance`).
 
     Returns
     -------
@@ -143,15 +147,16 @@ def m_sensitivity_frame(seed: int = 0, n: int = 2000, factors: Sequence[float] =
     from llmopt.workloads.chen import chen_lmsys
     from llmopt.workloads.traces import to_discrete_instance
 
+    build = chen_lmsys if instance is None else instance
     cost = make_cost_model(cost_model)
-    peak = sum(r.prompt + r.output for r in chen_lmsys(seed, n=n).requests)
+    peak = sum(r.prompt + r.output for r in build(seed, n=n).requests)
     memories = [(float(f), int(round(f * base_M))) for f in factors]
     if holds_all:
         memories.append((peak / base_M, peak))
     rows = []
     for factor, M in memories:
         for s in settings:
-            inst = chen_lmsys(seed, n=n, predictions=s.spec, M=M)
+            inst = build(seed, n=n, predictions=s.spec, M=M)
             row: dict[str, Any] = {"factor": factor, "M": M, "setting": s.key}
             dinst = to_discrete_instance(inst, 1.0) if discrete else None
             for p in policies:
