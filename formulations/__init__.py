@@ -62,6 +62,11 @@ FORMULATIONS.register(
     "J §3 hindsight IP (1)-(4) plus the peak-zone rows of llmopt.formulations.zones (exact; a stronger LP relaxation)",
 )
 FORMULATIONS.register(
+    "cluster-ip", "llmopt.formulations.cluster_ip:ClusterIP",
+    "J (1)-(4) with a worker index: K identical workers, per-worker memory rows, symmetry broken "
+    "(registered with K = 1; llmopt.opt.cluster_ip.solve_cluster_ip for K > 1)",
+)
+FORMULATIONS.register(
     "wang-ip", "llmopt.formulations.wang_ip:WangIP",
     "W §6 IP (4)-(7) (all arrivals at 0; its LP relaxation is Relax-LP (8)-(11))",
 )

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import llmopt
 from llmopt.model.instance import Instance, Request, load_instance  # noqa: F401  (public names)
-from llmopt.model.schedule import Schedule
+from llmopt.model.schedule import Schedule  # noqa: F401  (public name)
 from llmopt.model.timed_instance import TimedInstance, TimedRequest, load_any_instance  # noqa: F401
 from llmopt.model.timed_schedule import TimedSchedule
 
@@ -94,9 +94,11 @@ def make_instance(workload: str, seed: int, **params: Any) -> Instance | TimedIn
 
 
 def simulate(instance: Instance | TimedInstance, policy: str | Any, *, cost_model: str | Any | None = None,
-             **options: Any) -> Schedule | TimedSchedule:
+             workers: int | None = None, router: str | Any | None = None, **options: Any) -> Any:
     """Run a policy on an instance: the discrete engine for an :class:`Instance`, the continuous one
-    (batches timed by ``cost_model``) for a :class:`TimedInstance`.
+    (batches timed by ``cost_model``) for a :class:`TimedInstance`; with ``workers`` or ``router``, the
+    multi-worker engine (:func:`llmopt.engine.cluster.simulate_cluster`: each worker its own KV cache,
+    batch clock and copy of the policy).
 
     Parameters
     ----------
@@ -106,13 +108,30 @@ def simulate(instance: Instance | TimedInstance, policy: str | Any, *, cost_mode
         following :mod:`llmopt.policies.base`'s protocol.
     cost_model : str or CostModel, optional
         Continuous time only; a registered name or an object (default ``"llama2-70b-a100-tp2"``).
+    workers : int, optional
+        Number of workers K (default 1 when ``router`` is given).
+    router : str or router object, optional
+        A registered router spec (``"round-robin"`` by default, ``"jsq"``, ``"p2c:seed=3"``, …).
     **options
         Passed to the engine (``visibility``, ``loop_limit``, ...).
 
     Returns
     -------
-    Schedule or TimedSchedule
+    Schedule, TimedSchedule or ClusterSchedule
     """
+    if workers is not None or router is not None:
+        import functools
+
+        from llmopt.engine.cluster import simulate_cluster
+        from llmopt.policies import make_policy_spec
+
+        factory = functools.partial(make_policy_spec, policy) if isinstance(policy, str) else policy
+        timed = isinstance(instance, TimedInstance)
+        if not timed and cost_model is not None:
+            raise ValueError("cost_model applies to a TimedInstance (arrivals in seconds); a discrete instance "
+                             "takes one step per batch")
+        return simulate_cluster(instance, factory, router or "round-robin", 1 if workers is None else workers,
+                                cost_model=_cost_model(cost_model) if timed else None, **options)
     if isinstance(policy, str):
         from llmopt.policies import make_policy_spec
 
@@ -167,13 +186,22 @@ def solve(instance: Instance, *, time_limit: float | None = 60.0, bounds: Sequen
     return solve_hindsight(instance, time_limit=time_limit, **options)
 
 
-def check(instance: Instance | TimedInstance, schedule: Schedule | TimedSchedule, *,
+def check(instance: Instance | TimedInstance, schedule: Any, *,
           cost_model: str | Any | None = None) -> Any:
     """Re-verify a schedule from the instance alone with the independent checker (:mod:`llmopt.verify`).
 
     A continuous-time schedule is checked against ``cost_model`` (default: the one the run names).
-    Returns the checker's report (``ok``, ``violations``, and the recomputed TEL or mean latency).
+    Returns the checker's report (``ok``, ``violations``, and the recomputed TEL or mean latency). A
+    multi-worker run (``ClusterSchedule``) goes to :func:`llmopt.verify.cluster.check_cluster_schedule`.
     """
+    from llmopt.model.cluster_schedule import ClusterSchedule
+
+    if isinstance(schedule, ClusterSchedule):
+        from llmopt.verify.cluster import check_cluster_schedule
+
+        timed = isinstance(instance, TimedInstance)
+        model = _cost_model(cost_model if cost_model is not None else schedule.cost_model) if timed else None
+        return check_cluster_schedule(instance, schedule, model)
     if isinstance(schedule, TimedSchedule):
         if not isinstance(instance, TimedInstance):
             raise TypeError("a TimedSchedule is checked against a TimedInstance")

@@ -197,3 +197,15 @@ def test_a_committed_suite_json_naming_an_old_report_still_resolves():
         import importlib
 
         assert callable(getattr(importlib.import_module(module), attr))
+
+
+def test_simulate_with_workers_uses_the_cluster_engine_and_check_verifies_it():
+    """``llmopt.simulate(..., workers=K, router=R)`` is the multi-worker engine; K = 1 equals one worker."""
+    inst = llmopt.TimedInstance(5, tuple(llmopt.TimedRequest(f"r{i}", 0.0, 1, 4) for i in range(6)))
+    one = llmopt.simulate(inst, "mc-sf", cost_model="constant")
+    run = llmopt.simulate(inst, "mc-sf", cost_model="constant", workers=1)
+    assert run.K == 1 and run.latencies == one.latencies
+    three = llmopt.simulate(inst, "mc-sf", cost_model="constant", workers=3, router="jsq")
+    assert three.K == 3 and three.mean_latency == 6.0  # two per worker, 4 s each: 4 and 8
+    rep = llmopt.check(inst, three)
+    assert rep.ok and rep.mean_latency == 6.0

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from llmopt.model.canonical import Block, CanonicalModel
-from llmopt.model.instance import Instance, InstanceError
+from llmopt.model.instance import Instance, InstanceError, Request
 from llmopt.model.registry import Registry
 from llmopt.model.result import SolveStatus
 from llmopt.model.tolerance import VALUE_TOL
@@ -379,10 +379,18 @@ def check_suite(suite: str | Suite) -> list[str]:
                 problems.append(f"{where}: policy {p!r}: {pname!r} does not take the parameters {pparams} ({exc})")
             except ValueError:
                 pass
-    if suite.kind == "trace":
+    if suite.kind in ("trace", "capacity"):
         from llmopt.engine.cost_model import COST_MODELS
 
         named.append(("cost model", suite.cost_model, COST_MODELS))
+    if suite.kind == "capacity":
+        from llmopt.engine.routers import ROUTERS, parse_router_spec
+
+        for r in suite.routers:
+            try:
+                named.append(("router", parse_router_spec(r)[0], ROUTERS))
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}")
     named += [("solver", suite.solver, SOLVERS), ("formulation", suite.formulation, FORMULATIONS),
               ("windows", suite.windows, WINDOWS)]
     named += [("bound", b, BOUNDS) for b in suite.bounds if b != AUTO_BOUNDS]
@@ -523,6 +531,44 @@ def check_trace_format(name: str) -> list[str]:
     return []
 
 
+def check_router(name: str) -> list[str]:
+    """Router ``name`` (default parameters) runs MC-SF on 3 workers over a small discrete and a small
+    continuous instance: every request goes to a worker ``0 … K−1`` (the engine refuses anything else),
+    the independent cluster checker accepts both runs, and a second run gives the same assignment
+    (a seeded router re-seeds on ``reset``)."""
+    import functools
+
+    from llmopt.engine.cluster import simulate_cluster
+    from llmopt.engine.cost_model import ConstantCostModel
+    from llmopt.engine.routers import make_router
+    from llmopt.model.timed_instance import TimedInstance, TimedRequest
+    from llmopt.policies import make_policy_spec
+    from llmopt.verify.cluster import check_cluster_schedule
+
+    where = f"router {name!r}"
+    try:
+        router = make_router(name)
+    except Exception as exc:
+        return [f"{where}: does not build with default parameters ({type(exc).__name__}: {exc})"]
+    discrete = Instance(12, tuple(Request(f"r{i}", i // 3, 1 + i % 3, 2 + (5 * i) % 7, 1, 10) for i in range(12)))
+    timed = TimedInstance(12, tuple(TimedRequest(f"r{i}", 0.4 * i, 1 + i % 3, 2 + (5 * i) % 7, 1, 10)
+                                    for i in range(12)))
+    problems = []
+    for inst, cost in ((discrete, None), (timed, ConstantCostModel(1.0))):
+        try:
+            runs = [simulate_cluster(inst, functools.partial(make_policy_spec, "mc-sf"), router, 3, cost_model=cost)
+                    for _ in range(2)]
+        except Exception as exc:
+            problems.append(f"{where}: a 3-worker run fails ({type(exc).__name__}: {exc})")
+            continue
+        rep = check_cluster_schedule(inst, runs[0], cost)
+        if not rep.ok:
+            problems.append(f"{where}: the cluster checker rejects its run: {rep.violations[0]}")
+        if dict(runs[0].assignment) != dict(runs[1].assignment):
+            problems.append(f"{where}: two runs of the same instance assign requests differently")
+    return problems
+
+
 #: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check.
 CHECKS = {
     "policy": check_policy,
@@ -537,6 +583,7 @@ CHECKS = {
     "task kind": check_task_kind,
     "cost model": check_cost_model,
     "trace format": check_trace_format,
+    "router": check_router,
 }
 
 

@@ -394,7 +394,7 @@ def run_suite(
                 "versions": software_versions(("ray",) if ex.name == "ray" else ()),
             })
             t0 = time.perf_counter()
-            limit = suite.ip_time_limit if suite.kind != "trace" else None
+            limit = suite.ip_time_limit if suite.kind == "hindsight" else None
             bar = _Progress(progress, len(todo), suite.name, log, Eta(todo, ex.slots, limit))
 
             def on_result(task: Task, rec: dict[str, Any]) -> None:

@@ -3,7 +3,9 @@
 * ``hindsight`` (:mod:`llmopt.bench.hindsight_task`) — a discrete-time instance, every policy
   simulated and verified, hindsight OPT or certified bounds, ratios;
 * ``trace`` (:mod:`llmopt.bench.trace_task`) — a continuous-time instance sampled from a trace,
-  every policy through the continuous engine with a cost model, latencies verified.
+  every policy through the continuous engine with a cost model, latencies verified;
+* ``capacity`` (:mod:`llmopt.bench.capacity_task`) — the same instance, the smallest number of
+  workers each policy × router needs to meet a latency target (multi-worker engine, verified).
 
 A third-party kind registers through the ``llmopt.task_kinds`` entry-point group.
 """
@@ -51,4 +53,6 @@ TASK_KINDS.register("hindsight", "llmopt.bench.hindsight_task:KIND",
                     "discrete time: policies verified, hindsight OPT or certified bounds, ratios")
 TASK_KINDS.register("trace", "llmopt.bench.trace_task:KIND",
                     "continuous time on a trace: policies through the continuous engine, latencies verified")
+TASK_KINDS.register("capacity", "llmopt.bench.capacity_task:KIND",
+                    "continuous time on a trace: smallest number of workers per policy x router for a latency target")
 

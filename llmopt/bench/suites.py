@@ -181,7 +181,7 @@ class Suite:
         Reports list every task (instance and model size, status, OPT or incumbent,
         bound, gap, reference TEL, time) besides the per-workload summary; for suites of
         a few large instances such as ``ip-scaling``.
-    kind : {"hindsight", "trace"}
+    kind : {"hindsight", "trace", "capacity"}
         ``"hindsight"`` (default): discrete instances, policies against the hindsight
         pipeline (:mod:`llmopt.bench.tasks`). ``"trace"``: continuous-time instances from
         real traces, policies (spec strings such as ``"alpha-protection:alpha=0.2"``) run
@@ -195,6 +195,10 @@ class Suite:
     max_nnz : int
         Largest hindsight IP (nonzeros) the pipeline builds; a larger one is skipped up
         front (the bounds and the best schedule found are still reported).
+    routers, latency_target, k_max
+        ``"capacity"`` suites only (:mod:`llmopt.bench.capacity_task`): router specs, the target
+        (``"mean:200"``, ``"p99:60"``, …) and the largest number of workers tried; every policy ×
+        router gets the smallest K that meets the target, K = 1, 2, … tried in turn.
     extra_report : str
         ``"module:function"`` called as ``function(out_dir, suite, records) -> list[str]``
         after the standard report, for a suite's own tables and figures (e.g. the W
@@ -222,6 +226,9 @@ class Suite:
     loop_limit: int = 10_000
     max_nnz: int = DEFAULT_MAX_NNZ
     extra_report: str = ""
+    routers: tuple[str, ...] = ("round-robin",)
+    latency_target: str = "mean:200"
+    k_max: int = 16
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -283,6 +290,17 @@ class Suite:
             raise ValueError(f"suite {self.name!r}: max_nnz must be an integer >= 1")
         if not isinstance(self.extra_report, str) or (self.extra_report and ":" not in self.extra_report):
             raise ValueError(f"suite {self.name!r}: extra_report must be 'module:function' or empty")
+        object.__setattr__(self, "routers", _names(self.routers, "routers", self.name))
+        if not self.routers:
+            raise ValueError(f"suite {self.name!r}: no routers")
+        from llmopt.bench.capacity import LatencyTarget
+
+        try:
+            LatencyTarget.parse(self.latency_target)
+        except ValueError as exc:
+            raise ValueError(f"suite {self.name!r}: {exc}") from None
+        if isinstance(self.k_max, bool) or not isinstance(self.k_max, int) or self.k_max < 1:
+            raise ValueError(f"suite {self.name!r}: k_max must be an integer >= 1")
 
     def tasks(self) -> Iterator[Task]:
         """Every task, in suite order (entries in order, seeds in order)."""
@@ -345,7 +363,8 @@ class Suite:
             "cost_model": self.cost_model,
             "loop_limit": self.loop_limit,
             "max_nnz": self.max_nnz,
-        }
+        } | ({"routers": list(self.routers), "latency_target": self.latency_target, "k_max": self.k_max}
+             if self.kind == "capacity" else {})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Suite:
@@ -411,7 +430,8 @@ class Suite:
             "loop_limit": self.loop_limit,
             "max_nnz": self.max_nnz,
             "extra_report": self.extra_report,
-        }
+        } | ({"routers": list(self.routers), "latency_target": self.latency_target, "k_max": self.k_max}
+             if self.kind == "capacity" else {})
 
 
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
@@ -433,6 +453,9 @@ SUITES.register("jaillet-lmsys", "llmopt.papers.jaillet.suites:JAILLET_LMSYS",
                 "J §5.2: 10,000 LMSYS requests at λ = 50 and 10, α grid and α/β sweeps (a few minutes)")
 SUITES.register("jaillet-fig3", "llmopt.papers.jaillet.fig3:JAILLET_FIG3",
                 "J Figure 3: 1,000…10,000 LMSYS requests at λ = 50 and 10, 8 algorithms, 3 seeds: slopes, 200 s cap")
+SUITES.register("jaillet-capacity", "llmopt.papers.jaillet.capacity:JAILLET_CAPACITY",
+                "J0 §8.2: smallest number of 2×A100 workers per Table 1 algorithm and router for a 200 s mean "
+                "latency at 10,000 LMSYS arrivals, λ = 50 and 10 (multi-worker engine)")
 SUITES.register("wang-synthetic", "llmopt.papers.wang.suites:WANG_SYNTHETIC",
                 "W Table EC.1: five distributions x 10 trials, n = 100/200, M = 100 (about 25 min on 2 cores)")
 SUITES.register("wang-mixed", "llmopt.papers.wang.suites:WANG_MIXED",

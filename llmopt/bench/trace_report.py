@@ -70,6 +70,8 @@ def trace_summary(records: Iterable[dict[str, Any]], suite: Suite) -> pd.DataFra
                 "latency_max": float(np.max(lat)) if lat else None,
                 "latency_min": float(np.min(lat)) if lat else None,
                 "recomputed_mean": float(np.mean(rec_tok)) if rec_tok else None,
+                "gpu_s_mean": _mean_of(mine, f"gpu_s_{p}", p),
+                "energy_j_mean": _mean_of(mine, f"energy_j_{p}", p),
                 "ratio_to_reference": mean / ref_mean if mean is not None and ref_mean else None,
                 "paper_mean": pp.get("mean"),
                 "paper_std": pp.get("std"),
@@ -140,6 +142,8 @@ _MD = (("policy", "policy"), ("trials", "trials"), ("verified", "verified"), ("l
        ("latency_max", "max"), ("paper_max", "paper max"), ("latency_min", "min"), ("paper_min", "paper min"),
        ("ratio_to_reference", "÷ ref"), ("paper_ratio_to_reference", "paper ÷ ref"),
        ("recomputed_mean", "recomputed tokens"))
+#: GPU cost columns, shown when the records have them (written since issue 26).
+_COST_MD = (("gpu_s_mean", "GPU-s / request"), ("energy_j_mean", "J / request (400 W/GPU)"))
 
 
 def _fmt(v: Any) -> str:
@@ -157,6 +161,13 @@ def _headline(suite: Suite, label: str) -> tuple[str, ...]:
     return with_paper or suite.policies[:8]
 
 
+def _mean_of(records: list[dict[str, Any]], key: str, policy: str) -> float | None:
+    """Mean of ``key`` over the records where ``policy`` has a verified latency (``None`` if none has it:
+    records written before the field existed)."""
+    vals = [float(r[key]) for r in records if r.get(key) is not None and r.get(f"latency_{policy}") is not None]
+    return float(np.mean(vals)) if vals else None
+
+
 def _markdown(df: pd.DataFrame, suite: Suite, meta: Mapping[str, Any], records: list[dict[str, Any]],
               figures: list[str]) -> str:
     lines = [f"# Suite `{suite.name}`", "", suite.description, "",
@@ -170,10 +181,11 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: Mapping[str, Any], records: 
         shown = sub[sub["policy"].isin(_headline(suite, spec.label))]
         lines += [f"## {spec.label}", "", f"Parameters: `{dict(spec.params)}`, seeds {spec.seeds[0]}…{spec.seeds[-1]} "
                   f"({len(spec.seeds)}).", ""]
-        lines.append("| " + " | ".join(h for _, h in _MD) + " |")
-        lines.append("|" + "---|" * len(_MD))
+        cols = _MD + tuple(c for c in _COST_MD if shown[c[0]].notna().any())  # absent from older records
+        lines.append("| " + " | ".join(h for _, h in cols) + " |")
+        lines.append("|" + "---|" * len(cols))
         for _, row in shown.iterrows():
-            lines.append("| " + " | ".join(_fmt(row[c]) for c, _ in _MD) + " |")
+            lines.append("| " + " | ".join(_fmt(row[c]) for c, _ in cols) + " |")
         a, mono = smallest_loop_free_alpha(df, spec.label)
         paper_alpha = suite.paper.get(spec.label, {}).get("smallest_alpha")
         grid_size = sum(1 for p in suite.policies if _greedy_alpha(p) is not None)

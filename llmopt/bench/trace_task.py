@@ -5,7 +5,9 @@ trace (:func:`llmopt.workloads.traces.data.trace_workload`), runs every policy o
 engine with the suite's cost model, re-verifies every schedule with the checker's
 continuous-time mode, and records per policy: the mean end-to-end latency (seconds), its
 verification, whether the policy fell into an eviction loop, the recomputed tokens, the
-evictions, the makespan and the peak memory. No hindsight bound is computed here (the
+evictions, the makespan, the peak memory, and the GPU-seconds and energy per request
+(:func:`llmopt.engine.cost_model.gpu_cost_per_request`: busy seconds × 2 GPUs, × 400 W). No
+hindsight bound is computed here (the
 bounds at trace scale are a later step).
 
 Policies are spec strings (:func:`llmopt.policies.parse_policy_spec`), e.g.
@@ -35,7 +37,7 @@ def policy_field(kind: str, spec: str) -> str:
 
 
 _PER_POLICY = ("latency", "verified", "status", "recomputed", "evictions", "makespan", "peak_memory", "iterations",
-               "sim_s", "latency_p50", "latency_p99", "ttft_mean", "ttft_p99", "tbt_mean")
+               "sim_s", "latency_p50", "latency_p99", "ttft_mean", "ttft_p99", "tbt_mean", "gpu_s", "energy_j")
 
 
 def blank_trace_record(suite: Suite, task: Task) -> dict[str, Any]:
@@ -63,7 +65,7 @@ def blank_trace_record(suite: Suite, task: Task) -> dict[str, Any]:
 def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     """Simulate and verify every policy of ``suite`` on the task's instance (fills ``rec``)."""
     from llmopt.engine.continuous import simulate_continuous
-    from llmopt.engine.cost_model import make_cost_model
+    from llmopt.engine.cost_model import gpu_cost_per_request, make_cost_model
     from llmopt.engine.discrete import EvictionLoopError
     from llmopt.model.metrics import percentiles, timed_request_rows
     from llmopt.policies import make_policy_spec
@@ -112,6 +114,9 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
             rec[policy_field("latency_p50", p)], rec[policy_field("latency_p99", p)] = lat.p50, lat.p99
             rec[policy_field("ttft_mean", p)], rec[policy_field("ttft_p99", p)] = ttft.mean, ttft.p99
             rec[policy_field("tbt_mean", p)] = percentiles(r["mean_tbt_s"] for r in rows).mean
+            # per request: GPU-seconds (2 GPUs per worker) and energy at the A100's board power
+            rec[policy_field("gpu_s", p)], rec[policy_field("energy_j", p)] = gpu_cost_per_request(
+                sched.busy_seconds, instance.n)
         if not verified:
             why = check.violations[0] if check.violations else f"checker mean {check.mean_latency} != {mean}"
             warnings.append(f"policy {p}: schedule rejected by the checker: {why}")

@@ -252,11 +252,26 @@ def _trace_table(df: Any, suite: Suite) -> Table:
     return t
 
 
+def _capacity_table(df: Any, suite: Suite) -> Table:
+    """Capacity suites: the smallest number of workers per (workload, policy, router), one value per seed."""
+    t = Table(title=escape(f"Suite {suite.name}: smallest K with {suite.latency_target} s"),
+              caption="(K by seed; — where no K up to the maximum met the target)")
+    for c in ("workload", "policy", "router", "K by seed", "GPU-s / req"):
+        t.add_column(c, justify="left" if c in ("workload", "policy", "router") else "right")
+    for _, row in df.iterrows():
+        gpu = row["gpu_s_per_request"]
+        t.add_row(escape(str(row["workload"])), escape(str(row["policy"])), escape(str(row["router"])),
+                  str(row["workers_by_seed"]), "—" if gpu is None else f"{gpu:.3f}")
+    return t
+
+
 def _print_results(df: Any, suite: Suite, out_dir: Path) -> None:
     # A log file has no width to respect; a cramped table there is only harder to read.
     out = console if console.is_terminal else Console(highlight=False, width=max(console.width, 200))
     if suite.kind == "trace":
         table = _trace_table(df, suite)
+    elif suite.kind == "capacity":
+        table = _capacity_table(df, suite)
     else:
         title = f"Suite {suite.name}"
         table = _task_table(suite, out_dir, out.width) if suite.task_table else _summary_table(df, title)
@@ -326,7 +341,7 @@ def bench_run(
         raise typer.Exit(130) from None
     _print_results(df, suite, out_dir)
     console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
-                  + ("" if suite.kind == "trace" else f", {out_dir / 'ratio_hist.png'}"), markup=False)
+                  + ("" if suite.kind != "hindsight" else f", {out_dir / 'ratio_hist.png'}"), markup=False)
     _exit_on_failed_tasks(trials, suite)
 
 
@@ -402,4 +417,4 @@ def bench_report(
         die(str(exc))
     _print_results(df, suite, out_dir)
     console.print(f"report: {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
-                  + ("" if suite.kind == "trace" else f", {out_dir / 'ratio_hist.png'}"), markup=False)
+                  + ("" if suite.kind != "hindsight" else f", {out_dir / 'ratio_hist.png'}"), markup=False)

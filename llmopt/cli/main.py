@@ -8,6 +8,7 @@ Commands::
     llmopt simulate FILE.json --policy NAME [--requests ROWS.csv|.json] [--json]
     llmopt check FILE.json SCHEDULE.json [--all] [--json]
     llmopt generate WORKLOAD --seed S [--param key=value ...] -o FILE.json
+    llmopt capacity TRACE [--policy P ...] [--router R ...] [--latency-target mean:200 ...] [--plot F.png]
     llmopt bench run|list|report ...        (see llmopt.cli.bench)
     llmopt policies | solvers | stages
 
@@ -35,6 +36,7 @@ from rich.table import Table
 
 import llmopt
 from llmopt.cli.bench import bench_app
+from llmopt.cli.capacity import capacity_cmd
 from llmopt.cli.common import (
     InstanceFile,
     JsonFlag,
@@ -63,6 +65,7 @@ app.command("solve")(solve_cmd)
 app.command("trace")(trace_cmd)
 app.command("simulate")(simulate_cmd)
 app.command("generate")(generate_cmd)
+app.command("capacity")(capacity_cmd)
 
 
 class ScheduleFileError(ValueError):

@@ -83,7 +83,7 @@ def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_s
         latencies[r.id] = end - r.arrival
     return TimedSchedule(
         policy=name, cost_model=cost_name, M=w.M,
-        starts={r.id: w.starts[i] for i, r in enumerate(reqs) if r.id in completions},
+        starts={reqs[i].id: w.starts[i] for i in sorted(w.completed)},  # instance order; O(completed), not O(n)
         evictions=tuple(w.evictions), completions=completions, latencies=latencies,
         batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
         memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls),

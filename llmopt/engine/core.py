@@ -94,7 +94,7 @@ from __future__ import annotations
 
 import enum
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -391,6 +391,9 @@ class Worker:
     partial : callable, optional
         ``partial(worker) -> Any``: what the loop guard's :class:`EvictionLoopError` carries as
         ``partial`` (the continuous engine: its partial schedule).
+    index : mapping of str to int, optional
+        ``request id → position`` of ``requests``, when the caller has it already (a cluster's
+        workers share one); built here otherwise.
 
     Attributes
     ----------
@@ -429,7 +432,7 @@ class Worker:
 
     def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
                  loop_limit: int = DEFAULT_LOOP_LIMIT, unit: str = "step",
-                 partial: Callable[[Worker], Any] | None = None) -> None:
+                 partial: Callable[[Worker], Any] | None = None, index: Mapping[str, int] | None = None) -> None:
         engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
         if hasattr(engine, "reset"):
             engine.reset(M)
@@ -442,7 +445,7 @@ class Worker:
         self.loop_limit = loop_limit
         self.unit = unit
         self.partial = partial
-        self.index = {r.id: i for i, r in enumerate(requests)}
+        self.index = {r.id: i for i, r in enumerate(requests)} if index is None else index
         self.views: list[RequestView | None] = [None] * n
         self.waiting: set[int] = set()
         self.running: dict[int, int] = {}

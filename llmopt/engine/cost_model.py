@@ -122,6 +122,9 @@ __all__ = [
     "A100_HBM_BYTES_PER_S",
     "A100_BF16_FLOPS",
     "A100_NVLINK_BYTES_PER_S",
+    "A100_BOARD_POWER_W",
+    "GPUS_PER_WORKER",
+    "gpu_cost_per_request",
 ]
 
 #: The KV capacity (tokens) the papers use for Llama-2-70B on 2×A100 (J §5.2, W §7, DIGEST I-15).
@@ -151,6 +154,11 @@ A100_80GB_BYTES = 80e9
 A100_HBM_BYTES_PER_S = 2.039e12
 A100_BF16_FLOPS = 312e12
 A100_NVLINK_BYTES_PER_S = 300e9
+#: A100-80GB SXM maximum board power (TDP), W (NVIDIA A100 data sheet). Energy figures multiply
+#: GPU-busy seconds by it: an upper estimate (a GPU draws less than TDP in memory-bound decode).
+A100_BOARD_POWER_W = 400.0
+#: GPUs of one worker of the default cost models (Llama-2-70B, tensor parallel over 2×A100).
+GPUS_PER_WORKER = 2
 
 
 @runtime_checkable
@@ -428,3 +436,18 @@ def make_cost_model(name: str = DEFAULT_COST_MODEL, **params: Any) -> CostModel:
     if not isinstance(model, CostModel):
         raise TypeError(f"cost model {name!r} built a {type(model).__name__}, which has no name/batch_time")
     return model
+
+
+def gpu_cost_per_request(busy_seconds: float, n: int, gpus: int = GPUS_PER_WORKER,
+                         board_power_w: float = A100_BOARD_POWER_W) -> tuple[float | None, float | None]:
+    """GPU-seconds and energy (joules) per request of a run whose workers computed ``busy_seconds``
+    in total (:attr:`llmopt.model.timed_schedule.TimedSchedule.busy_seconds`, summed over workers).
+
+    ``gpus`` per worker and ``board_power_w`` per GPU (default: 2 A100-80GB SXM at their 400 W
+    TDP, an upper estimate). ``(None, None)`` when ``n`` is 0.
+    """
+    if n <= 0:
+        return None, None
+    gpu_s = busy_seconds * gpus / n
+    return gpu_s, gpu_s * board_power_w
+

@@ -136,3 +136,23 @@ def parse_spec(spec: str, what: str = "spec") -> tuple[str, dict[str, Any]]:
             except ValueError:
                 params[key] = raw.strip()
     return name.strip(), params
+
+
+def make_from_spec(registry: Registry[Any], spec: str, what: str = "spec", **extra: Any) -> Any:
+    """Instantiate ``registry``'s entry named by ``spec`` (:func:`parse_spec`) with its parameters;
+    ``extra`` parameters (e.g. a per-trial ``seed``) are added when the entry accepts them and the
+    spec does not fix them."""
+    name, params = parse_spec(spec, what)
+    factory = registry.get(name)
+    if extra:
+        import inspect
+
+        try:
+            accepted: Any = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            accepted = {}
+        for key, value in extra.items():
+            if key in accepted and key not in params:
+                params[key] = value
+    return factory(**params)
+

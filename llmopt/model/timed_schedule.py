@@ -91,6 +91,17 @@ class TimedSchedule:
         return float(self.batch_start[-1] + self.batch_duration[-1])
 
     @property
+    def busy_seconds(self) -> float:
+        """Seconds the worker computes: every batch, plus the time of stalls (``Decision.stall``:
+        clearing passes that run the model without producing tokens). Idle gaps (no request
+        running) are excluded. GPU-seconds are this times the worker's GPU count."""
+        busy = float(self.batch_duration.sum())
+        for k in self.stalls:
+            if 0 < k < self.batch_start.size:
+                busy += float(self.batch_start[k] - self.batch_start[k - 1] - self.batch_duration[k - 1])
+        return busy
+
+    @property
     def peak_memory(self) -> int:
         return self.memory.peak
 

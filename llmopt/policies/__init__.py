@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llmopt.model.registry import Registry, parse_spec
+from llmopt.model.registry import Registry, make_from_spec, parse_spec
 from llmopt.policies.base import (
     MCSF,
     FCFSLookahead,
@@ -102,16 +102,5 @@ def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def make_policy_spec(spec: str, **extra: Any) -> Policy | StepPolicy:
     """Instantiate a policy from a spec string (see :func:`parse_policy_spec`); ``extra``
     parameters (e.g. a per-trial ``seed``) are added when the policy does not fix them."""
-    name, params = parse_policy_spec(spec)
-    factory = POLICIES.get(name)
-    if extra:
-        import inspect
-
-        try:
-            accepted: Any = inspect.signature(factory).parameters
-        except (TypeError, ValueError):
-            accepted = {}
-        for key, value in extra.items():
-            if key in accepted and key not in params:
-                params[key] = value
-    return factory(**params)
+    policy: Policy | StepPolicy = make_from_spec(POLICIES, spec, "policy spec", **extra)
+    return policy

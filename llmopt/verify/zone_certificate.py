@@ -63,6 +63,7 @@ def check_zone_certificate(
     upper_bound_starts: Mapping[str, Any] | None = None,
     *,
     tol: float = LAMBDA_CHECK_TOL,
+    workers: int = 1,
 ) -> float:
     """Recompute the lower bound on OPT certified by memory multipliers ``λ`` and zone multipliers ``μ``.
 
@@ -79,6 +80,12 @@ def check_zone_certificate(
     every ``k`` of every window is evaluated (identical requests once), so the cost is the total
     window width, which the stage keeps to LP-sized instances.
 
+    With ``workers = K > 1`` the same formula bounds ``OPT_K(M)`` of K workers with ``M`` each
+    (:mod:`llmopt.verify.cluster_bounds` proves it): memory rows at the pooled capacity ``K·M``
+    (``− K·M·Σλ``), zones of the per-worker ``M`` of which at most ``K`` overlap (``− K·Σμ``), and
+    windows certified on the pooled instance (``upper_bound_starts``: the union of a verified
+    K-worker schedule, whose per-worker check is the caller's).
+
     Raises
     ------
     CertificateError
@@ -88,10 +95,13 @@ def check_zone_certificate(
     lt, lv = _multipliers(lam, tol)
     mt, mv = _multipliers(mu, tol, "μ")
     zones = certified_zones(instance, split)
-    total = -instance.M * np.sum(lv, dtype=np.longdouble) - np.sum(mv, dtype=np.longdouble)
+    K = int(workers)
+    total = -K * instance.M * np.sum(lv, dtype=np.longdouble) - K * np.sum(mv, dtype=np.longdouble)
     if instance.n == 0:
         return float(total)
-    lo, hi = certified_windows(instance, upper_bound_starts)
+    pooled = instance if K == 1 else Instance(K * instance.M, instance.requests, name=instance.name,
+                                              predictions_may_miss=instance.predictions_may_miss)
+    lo, hi = certified_windows(pooled, upper_bound_starts)
     origin = int(lo.min())
     mem = _prefix_sums(lt, lv, origin)
     zone = _prefix_sums(mt, mv, origin)

@@ -90,3 +90,26 @@ def test_a_task_kind_without_the_harness_fields_is_caught(monkeypatch):
     assert any("does not resolve" in p for p in problems)
     monkeypatch.setitem(TASK_KINDS._entries, "hindsight", real)
     assert conformance.check_task_kind("hindsight") == []
+
+
+class _OffByOne:
+    """Routes every request to worker K (one past the last): must be caught."""
+
+    name = "off-by-one"
+
+    def reset(self, K, M):
+        self.K = K
+
+    def route(self, request, cluster):
+        return self.K
+
+
+def test_a_router_that_answers_no_worker_is_reported():
+    from llmopt.engine.routers import ROUTERS
+
+    ROUTERS.register("off-by-one-bad", _OffByOne)
+    try:
+        problems = conformance.check_router("off-by-one-bad")
+    finally:
+        ROUTERS.unregister("off-by-one-bad")
+    assert problems and "fails" in problems[0]

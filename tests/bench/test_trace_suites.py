@@ -50,6 +50,10 @@ def test_trace_suite_records_verified_latencies_loops_and_a_report(tmp_path, mon
         assert 0 < r["ttft_mean_mc-sf"] <= r["latency_mc-sf"] and r["ttft_mean_mc-sf"] <= r["ttft_p99_mc-sf"]
         assert 0 < r["tbt_mean_mc-sf"] < r["latency_mc-sf"]
         assert r["latency_p50_alpha-protection:alpha=0.01"] is None  # not verified: not measured
+        # GPU cost (issue 26): 2 GPUs busy for at most the makespan, at 400 W each
+        gpu_s = r["gpu_s_mc-sf"]
+        assert 0 < gpu_s <= 2 * r["makespan_mc-sf"] / 300 and r["energy_j_mc-sf"] == pytest.approx(400 * gpu_s)
+        assert r["gpu_s_alpha-protection:alpha=0.01"] is None
         # α = 0.01 admits nearly everything and loops; the guard stops it with a record, not a hang
         assert r["status_alpha-protection:alpha=0.01"] == "eviction-loop"
         assert r["latency_alpha-protection:alpha=0.01"] is None
@@ -168,3 +172,30 @@ def test_bench_run_cli_on_a_trace_suite_file(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "mean end-to-end latency" in res.output and "mc-sf" in res.output
     assert json.loads((tmp_path / "o" / "trials.jsonl").read_text().splitlines()[0])["verified_mc-benchmark"]
+
+
+@needs_data
+def test_capacity_suite_records_the_smallest_k_and_its_curve(tmp_path, monkeypatch):
+    """A capacity suite through the harness: per policy × router the smallest K meeting the target, the
+    curve K = 1 … K*, verified runs, and a report (issue 26)."""
+    monkeypatch.setenv("LLMOPT_DATA", str(DATA))
+    suite = Suite(name="tiny-capacity", description="test", kind="capacity",
+                  workloads=(WorkloadSpec("trace", (0,), {"trace": "lmsys_chat_1m_words_in256_out256.csv",
+                                                          "format": "lmsys", "n": 600, "rate": 50,
+                                                          "on_bad_row": "drop"}, "lmsys"),),
+                  policies=("mc-sf", "mc-benchmark"), routers=("round-robin", "jsq"), latency_target="mean:10",
+                  k_max=8)
+    assert check_suite(suite) == []
+    out = tmp_path / "cap"
+    (rec,) = read_trials(run_suite(suite, out, executor="inline", progress=False))[0]
+    assert rec["error"] is None and rec["kind"] == "capacity"
+    for p in suite.policies:
+        for r in suite.routers:
+            k = rec[f"workers_{p}@{r}"]
+            curve = rec[f"curve_{p}@{r}"]
+            assert k is not None and sorted(map(int, curve)) == list(range(1, k + 2))  # in turn up to K*, and K* + 1
+            assert curve[str(k)]["mean"] <= 10 < (curve[str(k - 1)]["mean"] or float("inf")) if k > 1 else True
+            assert rec[f"mean_{p}@{r}"] == curve[str(k)]["mean"] and rec[f"gpu_s_{p}@{r}"] > 0
+    df = write_report(out)
+    assert set(df["router"]) == {"round-robin", "jsq"} and (out / "latency_vs_k_w0.png").is_file()
+    assert "smallest" in (out / "summary.md").read_text().lower()
