@@ -93,7 +93,12 @@ def _best_time(fn: Any, repeat: int) -> tuple[Any, float]:
     return out, best
 
 
-def trace_rows(n: int, rates: tuple[float, ...], repeat: int) -> tuple[list[dict[str, Any]], str | None]:
+def trace_instances(n: int, rates: tuple[float, ...]) -> tuple[list[tuple[str, Instance, Any]], str | None]:
+    """``(label, discrete instance, MC-SF's continuous run)`` for ``n`` LMSYS requests (seed 0) at each
+    Poisson rate, and the same requests all at 0 once; or ``([], why)`` without the trace data.
+
+    One discrete step = one batch iteration: ``DT`` is the mean iteration length of MC-SF's
+    continuous-time run on the same timed instance (Llama2-70B on 2×A100 cost model)."""
     from llmopt.engine.continuous import simulate_continuous
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.workloads.traces import load_lmsys, sample_instance, to_discrete_instance
@@ -107,36 +112,44 @@ def trace_rows(n: int, rates: tuple[float, ...], repeat: int) -> tuple[list[dict
         return [], f"trace file {path} not found"
     trace = load_lmsys(path, M=M_TRACE, on_bad_row="drop")
     cost = make_cost_model("llama2-70b-a100-tp2")
-    rows = []
+    out: list[tuple[str, Instance, Any]] = []
     seen: set[tuple[tuple[int, int], ...]] = set()
     for rate in rates:
         timed = sample_instance(trace, n=n, seed=0, rate=rate, M=M_TRACE)
         cont = simulate_continuous(timed, make_policy("mc-sf"), cost)
         dt = float(np.mean(cont.batch_duration))
         disc = to_discrete_instance(timed, dt)
-        at0 = replace(disc, requests=tuple(replace(r, arrival=0) for r in disc.requests),
-                      name=f"{disc.name} all at 0")
-        cases = [(f"λ = {rate:g} /s, DT = {dt:.4f} s", disc)]
+        out.append((f"λ = {rate:g} /s, DT = {dt:.4f} s", disc, cont))
         key = tuple((r.prompt, r.output) for r in disc.requests)
         if key not in seen:  # every rate draws the same rows for seed 0: one all-at-0 row suffices
             seen.add(key)
-            cases.append(("same requests, all at 0", at0))
-        for label, inst in cases:
-            res, stage_s = _best_time(lambda inst=inst: compute_bound("energy", inst), repeat)
-            cert, cert_s = _best_time(lambda inst=inst: energy_certificate(inst), repeat)
-            _, check_s = _best_time(lambda inst=inst, cert=cert: check_energy_certificate(inst, cert.order,
-                                                                                         cert.value), repeat)
-            sch, mcsf_s = _best_time(lambda inst=inst: simulate(inst, make_policy("mc-sf")), 1)
-            tel = _verified_tel(inst, sch.starts)
-            assert res.value is not None and res.verified, res.detail
-            span = max(r.arrival for r in inst.requests) - min(r.arrival for r in inst.requests)
-            energy_total = sum(r.prompt * r.output + r.output * (r.output + 1) // 2 for r in inst.requests)
-            rows.append(dict(label=label, n=inst.n, steps=max(r.arrival for r in inst.requests),
-                             load=energy_total / (inst.M * span) if span else None,
-                             energy=res.value, stage_s=stage_s, cert_s=cert_s, check_s=check_s, mcsf=tel,
-                             mcsf_s=mcsf_s, sum_o=inst.total_output, cont_iters=cont.iterations,
-                             cont_mean_latency=cont.mean_latency))
-            print(f"  {label}: energy {res.value:.0f} in {stage_s:.3f} s, MC-SF {tel}", file=sys.stderr)
+            at0 = replace(disc, requests=tuple(replace(r, arrival=0) for r in disc.requests),
+                          name=f"{disc.name} all at 0")
+            out.append(("same requests, all at 0", at0, cont))
+    return out, None
+
+
+def trace_rows(n: int, rates: tuple[float, ...], repeat: int) -> tuple[list[dict[str, Any]], str | None]:
+    cases, why = trace_instances(n, rates)
+    if why is not None:
+        return [], why
+    rows = []
+    for label, inst, cont in cases:
+        res, stage_s = _best_time(lambda inst=inst: compute_bound("energy", inst), repeat)
+        cert, cert_s = _best_time(lambda inst=inst: energy_certificate(inst), repeat)
+        _, check_s = _best_time(lambda inst=inst, cert=cert: check_energy_certificate(inst, cert.order,
+                                                                                     cert.value), repeat)
+        sch, mcsf_s = _best_time(lambda inst=inst: simulate(inst, make_policy("mc-sf")), 1)
+        tel = _verified_tel(inst, sch.starts)
+        assert res.value is not None and res.verified, res.detail
+        span = max(r.arrival for r in inst.requests) - min(r.arrival for r in inst.requests)
+        energy_total = sum(r.prompt * r.output + r.output * (r.output + 1) // 2 for r in inst.requests)
+        rows.append(dict(label=label, n=inst.n, steps=max(r.arrival for r in inst.requests),
+                         load=energy_total / (inst.M * span) if span else None,
+                         energy=res.value, stage_s=stage_s, cert_s=cert_s, check_s=check_s, mcsf=tel,
+                         mcsf_s=mcsf_s, sum_o=inst.total_output, cont_iters=cont.iterations,
+                         cont_mean_latency=cont.mean_latency))
+        print(f"  {label}: energy {res.value:.0f} in {stage_s:.3f} s, MC-SF {tel}", file=sys.stderr)
     return rows, None
 
 

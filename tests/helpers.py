@@ -12,6 +12,7 @@ import random
 import signal
 from collections.abc import Iterator, Mapping
 
+import numpy as np
 import pytest
 
 from llmopt.model.instance import Instance
@@ -64,6 +65,23 @@ def random_tiny_instance(
         o = rng.randint(1, M - s)
         rows.append((rng.randint(0, max_arrival), s, o))
     return Instance.from_tuples(M, rows, name=f"tiny/M={M}")
+
+
+def random_schedule(inst: Instance, rng: np.random.Generator) -> dict[str, int]:
+    """A feasible schedule: requests in a random order, each at its earliest feasible start after a
+    random delay of 0–3 steps."""
+    horizon = max(r.arrival for r in inst.requests) + sum(r.output for r in inst.requests) + 40
+    usage = np.zeros(horizon + 80, dtype=np.int64)
+    starts = {}
+    for i in rng.permutation(inst.n):
+        r = inst.requests[int(i)]
+        k = r.arrival + int(rng.integers(0, 4))
+        ramp = r.prompt + np.arange(1, r.output + 1)
+        while np.any(usage[k + 1:k + r.output + 1] + ramp > inst.M):
+            k += 1
+        usage[k + 1:k + r.output + 1] += ramp
+        starts[r.id] = k
+    return starts
 
 
 def theorem41_instance(M: int) -> Instance:

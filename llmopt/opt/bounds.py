@@ -85,6 +85,8 @@ __all__ = [
     "run_bound",
     "best_certified_bound",
     "lambda_from_lp_duals",
+    "time_budget",
+    "seed_schedule",
 ]
 
 
@@ -227,6 +229,25 @@ def _verdict(name: str, certificate: str, value: float, claimed: float, what: st
     return BoundResult(name, value, certificate, ok, detail, claimed, time.perf_counter() - t0)
 
 
+def time_budget(ctx: BoundContext, default: float | None = None) -> float | None:
+    """Seconds a stage may run: ``ctx.time_limit`` (else ``default``), cut to what ``ctx.deadline`` leaves."""
+    limit = default if ctx.time_limit is None else ctx.time_limit
+    if ctx.deadline is not None:
+        left = max(0.0, ctx.deadline - time.perf_counter())
+        limit = left if limit is None else min(limit, left)
+    return limit
+
+
+def seed_schedule(instance: Instance, ctx: BoundContext) -> Mapping[str, int]:
+    """The context's verified schedule (its starts), else MC-SF's: what column generation starts from."""
+    if ctx.upper_bound_starts is not None:
+        return ctx.upper_bound_starts
+    from llmopt.engine.discrete import simulate
+    from llmopt.policies import MCSF
+
+    return simulate(instance, MCSF()).starts
+
+
 def _no_bound(name: str, why: str, t0: float) -> BoundResult:
     return BoundResult(name, None, "none", False, why, None, time.perf_counter() - t0)
 
@@ -348,17 +369,9 @@ def lp_colgen_bound(instance: Instance, ctx: BoundContext | None = None) -> Boun
         return _no_bound("lp-colgen", f"not run: the time axis spans {span:,} steps (arrivals {first:,} … {last:,}); "
                          f"column generation prices over a dense axis of at most {COLGEN_MAX_AXIS:,} steps — "
                          "the lp, zone-lp and energy bounds do not depend on the span", t0)
-    limit = ctx.time_limit
-    if ctx.deadline is not None:
-        left = max(0.0, ctx.deadline - time.perf_counter())
-        limit = left if limit is None else min(limit, left)
-    seed = ctx.upper_bound_starts
-    if seed is None:
-        from llmopt.engine.discrete import simulate
-        from llmopt.policies import MCSF
-
-        seed = simulate(instance, MCSF()).starts
-    res, delta = solve_lp_auto(instance, initial_starts=seed, time_limit=limit)
+    limit = time_budget(ctx)
+    seed = seed_schedule(instance, ctx)
+    res, delta = solve_lp_auto(instance, initial_starts=seed, time_limit=limit, pricing="auto")
     if res.bound is None:
         return _no_bound("lp-colgen", f"column generation failed: {res.message}", t0)
     return _certify("lp-colgen", "lp-dual-checked", instance, (res.lam_times, res.lam_values), ctx, res.bound,
@@ -514,6 +527,13 @@ BOUNDS.register("lp-colgen", "llmopt.opt.bounds:lp_colgen_bound",
 BOUNDS.register("sum-of-outputs", "llmopt.opt.bounds:sum_of_outputs_bound", "TEL >= Σ o_i")
 BOUNDS.register("zone-lp", "llmopt.opt.bounds:zone_lp_bound",
                 "LP relaxation with peak-zone rows (large requests' ramps kept whole), certified by its duals")
+BOUNDS.register("zone-colgen", "llmopt.opt.clique_bounds:zone_colgen_bound",
+                "the zone-lp relaxation by column generation (zone rows separated), certified by its multipliers")
+BOUNDS.register("lagrangian", "llmopt.opt.lagrangian_bound:lagrangian_bound",
+                "the LP's Lagrangian by subgradient ascent over bucketed multipliers (trace scale), certified by its λ")
+BOUNDS.register("lag-lp", "llmopt.opt.clique_bounds:lag_lp_bound",
+                "LP with completion-lag clique rows (zones, conflicting pairs, threshold cliques) by column "
+                "generation and a cut loop, certified by its multipliers")
 
 
 # --- the energy bound (combinatorial; certified by a priority order) -----------------------------

@@ -189,7 +189,8 @@ def _stage_colgen(ctx: _Context) -> ClusterCertificate | str:
 
     if ctx.instance.n == 0:
         return "no requests"
-    res, _delta = solve_lp_auto(ctx.pool, initial_starts=dict(ctx.schedule.starts), time_limit=ctx.time_limit)
+    res, _delta = solve_lp_auto(ctx.pool, initial_starts=dict(ctx.schedule.starts), time_limit=ctx.time_limit,
+                                pricing="auto")
     if res.bound is None:
         return f"column generation failed: {res.message}"
     return _cert(ctx, "lp-colgen", "lambda", res.bound, lam=(res.lam_times, res.lam_values))

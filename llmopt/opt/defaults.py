@@ -2,7 +2,8 @@
 them without loading the pipeline (``llmopt --help`` must start fast)."""
 
 __all__ = ["DEFAULT_MAX_NNZ", "DEFAULT_BOUNDS", "DEFAULT_UPPER_BOUNDS", "DEFAULT_LNS_ITERATIONS",
-           "DEFAULT_CP_SAT_SECONDS", "AUTO_BOUNDS", "AUTO_ZONE_LP_MAX_N", "AUTO_LP_COLGEN_MAX_N", "auto_bounds",
+           "DEFAULT_CP_SAT_SECONDS", "AUTO_BOUNDS", "AUTO_ZONE_LP_MAX_N", "AUTO_ZONE_COLGEN_MAX_N",
+           "AUTO_LP_COLGEN_MAX_N", "auto_bounds",
            "expand_bounds", "possible_bounds", "next_bound_hint"]
 
 #: Largest model (nonzeros) the pipeline builds unless told otherwise: about 2–3 GB while
@@ -16,6 +17,11 @@ DEFAULT_BOUNDS = (AUTO_BOUNDS,)
 #: M = 40, seed 0): zone-lp 2.2 s at n = 30 (gap 12 % vs lp-colgen's 29 %), 40 s at n = 60, over
 #: 72 s at n = 100; its cost grows about as n^4 (``results/zone_bound``).
 AUTO_ZONE_LP_MAX_N = 40
+#: ``auto`` adds the same zone LP by column generation (``zone-colgen``) above :data:`AUTO_ZONE_LP_MAX_N` and up
+#: to this many requests. Measured (``benchmarks/bound_scaling.py``, J AM1, M = 40, seed 0): the same value as
+#: ``zone-lp`` at n = 40 and 60 in about half its time; 25 s at n = 100 alone on the machine where ``zone-lp``
+#: took over 300 s (``results/bound_scaling``).
+AUTO_ZONE_COLGEN_MAX_N = 120
 #: ``auto`` adds the column-generation LP up to this many requests: 2.6 s at n = 200 (J AM1, gap
 #: 35.6 % with energy), while at 10,000 requests it overran a 200 s limit and certified only Σo.
 AUTO_LP_COLGEN_MAX_N = 2000
@@ -29,10 +35,12 @@ DEFAULT_CP_SAT_SECONDS = 10.0
 
 def auto_bounds(n: int) -> tuple[str, ...]:
     """The bound stages ``auto`` runs on an instance of ``n`` requests: ``energy`` always (0.1–1 s up
-    to 10,000 requests), with ``zone-lp`` (n <= :data:`AUTO_ZONE_LP_MAX_N`) or ``lp-colgen``
-    (n <= :data:`AUTO_LP_COLGEN_MAX_N`)."""
+    to 10,000 requests), with ``zone-lp`` (n <= :data:`AUTO_ZONE_LP_MAX_N`), ``zone-colgen``
+    (n <= :data:`AUTO_ZONE_COLGEN_MAX_N`) or ``lp-colgen`` (n <= :data:`AUTO_LP_COLGEN_MAX_N`)."""
     if n <= AUTO_ZONE_LP_MAX_N:
         return ("energy", "zone-lp")
+    if n <= AUTO_ZONE_COLGEN_MAX_N:
+        return ("energy", "zone-colgen")
     if n <= AUTO_LP_COLGEN_MAX_N:
         return ("energy", "lp-colgen")
     return ("energy",)
@@ -53,7 +61,7 @@ def possible_bounds(names: tuple[str, ...]) -> tuple[str, ...]:
     :func:`auto_bounds`' choices): the bound columns of a results table."""
     out: list[str] = []
     for name in names:
-        for b in ("energy", "zone-lp", "lp-colgen") if name == AUTO_BOUNDS else (name,):
+        for b in ("energy", "zone-lp", "zone-colgen", "lp-colgen") if name == AUTO_BOUNDS else (name,):
             if b not in out:
                 out.append(b)
     return tuple(out)
@@ -61,13 +69,14 @@ def possible_bounds(names: tuple[str, ...]) -> tuple[str, ...]:
 
 def next_bound_hint(ran: tuple[str, ...], n: int) -> str:
     """One sentence on what would most likely tighten the bracket next, given the bound stages that ran."""
-    if "zone-lp" not in ran and n <= 100:
+    zone = {"zone-lp", "zone-colgen", "lag-lp"} & set(ran)
+    if not zone and n <= 100:
         return ("--bound zone-lp: it usually halves the gap of the LP bounds on J-style instances (seconds to a "
                 "minute at this size)")
-    if not {"zone-lp", "lp", "lp-colgen"} & set(ran):
+    if not {"zone-lp", "zone-colgen", "lag-lp", "lp", "lp-colgen"} & set(ran):
         return ("--bound lp-colgen: the LP value by column generation (seconds at a few hundred requests; at "
                 "several thousand it may not finish a pricing round in its time)")
-    if "zone-lp" not in ran:
-        return (f"--bound zone-lp with a long --time-limit: stronger than the LP, but its cost grows about as n^4 "
-                f"(n = {n:,})")
+    if not zone:
+        return (f"--bound zone-colgen with a long --time-limit: stronger than the LP; its master re-solves grow "
+                f"quickly with n (n = {n:,})")
     return "the schedule side: a longer --time-limit for the IP, or --upper-bound lns / cp-sat"

@@ -5,8 +5,9 @@ verify it before its TEL is used (as the incumbent, for the start windows, and a
 warm start). A stage name is resolved in this order:
 
 1. an entry of :data:`UPPER_BOUNDS` — a function ``(instance, context) -> Schedule``
-   (built in: ``local-search``, ``lns`` (:mod:`llmopt.opt.lns`), ``cp-sat`` (:mod:`llmopt.opt.cp_sat`); third
-   parties add theirs through the entry-point group ``llmopt.upper_bounds``);
+   (built in: ``local-search``, ``lns`` (:mod:`llmopt.opt.lns`), ``cp-sat`` and ``cp-sat-lns`` (CP-SAT,
+   then ``lns`` from CP-SAT's schedule; :mod:`llmopt.opt.cp_sat`); third parties add theirs through the
+   entry-point group ``llmopt.upper_bounds``);
 2. a registered policy (:data:`llmopt.policies.POLICIES`), simulated on the instance.
 
 So every policy, a plug-in's included, is an upper-bound stage with no extra code.
@@ -118,3 +119,5 @@ UPPER_BOUNDS.register("lns", "llmopt.opt.lns:lns_stage",
                       "large-neighbourhood search: re-place a few requests optimally by a sub-IP (HiGHS)")
 UPPER_BOUNDS.register("cp-sat", "llmopt.opt.cp_sat:cp_sat_stage",
                       "CP-SAT on the exact staircase model, hinted with the best schedule so far")
+UPPER_BOUNDS.register("cp-sat-lns", "llmopt.opt.cp_sat:cp_sat_lns_stage",
+                      "cp-sat hinted with the best schedule so far, then lns started from CP-SAT's schedule")

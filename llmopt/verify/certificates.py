@@ -134,9 +134,11 @@ def check_lower_bound_certificate(
     Evaluation. For one request the inner cost ``f(k)`` is linear in ``k`` on every run of
     ``k`` over which the set ``{τ : λ_τ > 0, k < τ <= k + o}`` stays the same, so its minimum
     over a window is attained at the window's ends or where that set changes
-    (``k ∈ {τ−o−1, τ−o, τ−1, τ}``). Wide windows are evaluated at those points only, narrow ones
-    at every ``k``; either way the minimum is exact and the cost does not depend on where the
-    time origin lies (arrivals may be Unix timestamps).
+    (``k ∈ {τ−o−1, τ−o, τ−1, τ}``). When ``λ`` is constant on long runs (bucketed multipliers,
+    positive almost everywhere) it is cheaper to use that ``f`` is quadratic between the runs'
+    ends (:func:`_run_candidates`). Wide windows are evaluated at whichever of these point sets is
+    smaller, narrow ones at every ``k``; either way the minimum is exact and the cost does not depend
+    on where the time origin lies (arrivals may be Unix timestamps).
 
     Parameters
     ----------
@@ -168,6 +170,7 @@ def check_lower_bound_certificate(
     origin = int(lo.min())
     rel = times - origin
     prefix = _prefix_sums(times, values, origin)
+    change = _change_points(rel, values)
     groups: dict[tuple[int, int, int, int], int] = {}
     for i, r in enumerate(instance.requests):
         key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin)
@@ -177,18 +180,66 @@ def check_lower_bound_certificate(
         i0 = np.searchsorted(rel, k_lo, side="left")
         i1 = np.searchsorted(rel, k_hi + o + 1, side="right")
         near = rel[i0:i1]
-        if k_hi - k_lo + 1 <= 4 * near.size + 2:
+        runs = change[(change >= k_lo) & (change <= k_hi + o + 2)]
+        if k_hi - k_lo + 1 <= 4 * min(near.size, runs.size) + 2:
             k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
-        else:
+        elif near.size <= runs.size:
             cand = np.concatenate([near - o - 1, near - o, near - 1, near, [k_lo, k_hi]])
             k = np.unique(cand[(cand >= k_lo) & (cand <= k_hi)])
-        a0, a1 = prefix(k)
-        b0, b1 = prefix(k + o)
-        kl = k.astype(np.longdouble)
-        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
-        total += count * cost.min()
+        else:
+            k = _run_candidates(runs, rel, values, prefix, s, o, k_lo, k_hi)
+        total += count * _cost(prefix, s, o, k).min()
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
     return float(C + total - instance.M * np.longdouble(total_lambda))
+
+
+def _cost(prefix: Any, s: int, o: int, k: np.ndarray) -> np.ndarray:
+    """``k + Σ_{τ=k+1}^{k+o} (s + τ − k)·λ_τ`` at relative starts ``k``, in extended precision."""
+    a0, a1 = prefix(k)
+    b0, b1 = prefix(k + o)
+    kl = k.astype(np.longdouble)
+    return kl + (s - kl) * (b0 - a0) + (b1 - a1)
+
+
+def _change_points(rel: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Relative times ``t`` with ``λ_t ≠ λ_{t−1}`` (a superset: a run's ends, zeros included)."""
+    if rel.size == 0:
+        return rel
+    same_prev = np.zeros(rel.size, dtype=bool)
+    same_prev[1:] = (rel[1:] == rel[:-1] + 1) & (values[1:] == values[:-1])
+    same_next = np.zeros(rel.size, dtype=bool)
+    same_next[:-1] = same_prev[1:]
+    return np.unique(np.concatenate([rel[~same_prev], rel[~same_next] + 1]))
+
+
+def _run_candidates(change: np.ndarray, rel: np.ndarray, values: np.ndarray, prefix: Any, s: int, o: int,
+                    k_lo: int, k_hi: int) -> np.ndarray:
+    """Starts where ``cost(k)`` can be least when ``λ`` is constant on long runs (bucketed multipliers).
+
+    The second difference of ``cost`` at ``k`` is ``λ_{k+1} − λ_{k+o+1}`` unless ``k + 2`` or ``k + o + 2``
+    is a change point, so between consecutive breakpoints ``{z − 2, z − o − 2}`` (``z`` a change point)
+    ``cost`` is a quadratic in ``k``: its least value on a segment ``[L, R]`` is at ``L`` or ``R``, or,
+    when it is convex (``λ_{L+1} > λ_{L+o+1}``), at the first ``k`` whose first difference is ``>= 0``
+    (found in closed form; it and its neighbours are evaluated)."""
+
+    def lam_at(t: np.ndarray) -> np.ndarray:
+        j = np.minimum(np.searchsorted(rel, t), rel.size - 1)
+        return np.where(rel[j] == t, values[j], 0.0)
+
+    brk = np.concatenate([change - 2, change - o - 2])
+    brk = brk[(brk >= k_lo) & (brk < k_hi)]
+    B = np.unique(np.concatenate([[k_lo - 1], brk, [k_hi]]))
+    L, R = B[:-1] + 1, B[1:]
+    cand = [L, R]
+    curv = lam_at(L + 1) - lam_at(L + o + 1)
+    convex = (curv > 0) & (R - L >= 2)
+    if convex.any():
+        Lc, Rc = L[convex], R[convex]
+        d0 = _cost(prefix, s, o, Lc + 1) - _cost(prefix, s, o, Lc)
+        step = np.ceil(np.maximum(-d0, 0) / curv[convex].astype(np.longdouble)).astype(np.int64)
+        ks = Lc + step
+        cand += [np.clip(ks + d, Lc, Rc) for d in (-1, 0, 1)]
+    return np.unique(np.concatenate(cand))
 
 
 def _prefix_sums(times: np.ndarray, values: np.ndarray, origin: int):

@@ -15,7 +15,8 @@ import numpy as np
 
 from llmopt.model.instance import Instance
 from llmopt.model.tolerance import LAMBDA_CHECK_TOL
-from llmopt.verify.certificates import CertificateError, _multipliers, _prefix_sums, certified_windows
+from llmopt.verify.certificates import CertificateError, _multipliers
+from llmopt.verify.clique_certificate import lagrangian_with_cliques
 
 __all__ = ["certified_zones", "check_zone_certificate"]
 
@@ -92,32 +93,8 @@ def check_zone_certificate(
         On a bad ``λ`` or ``μ`` (negative beyond ``tol``, not finite, non-integer time, given
         twice), a bad ``split``, or an infeasible ``upper_bound_starts``.
     """
-    lt, lv = _multipliers(lam, tol)
-    mt, mv = _multipliers(mu, tol, "μ")
+    lam_checked = _multipliers(lam, tol)
+    mu_checked = _multipliers(mu, tol, "μ")
     zones = certified_zones(instance, split)
-    K = int(workers)
-    total = -K * instance.M * np.sum(lv, dtype=np.longdouble) - K * np.sum(mv, dtype=np.longdouble)
-    if instance.n == 0:
-        return float(total)
-    pooled = instance if K == 1 else Instance(K * instance.M, instance.requests, name=instance.name,
-                                              predictions_may_miss=instance.predictions_may_miss)
-    lo, hi = certified_windows(pooled, upper_bound_starts)
-    origin = int(lo.min())
-    mem = _prefix_sums(lt, lv, origin)
-    zone = _prefix_sums(mt, mv, origin)
-    groups: dict[tuple[int, int, int, int, int, int], int] = {}
-    for i, r in enumerate(instance.requests):
-        a, b = zones.get(i, (0, 0))
-        key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin, a, b)
-        groups[key] = groups.get(key, 0) + 1
-    for (s, o, k_lo, k_hi, a, b), count in groups.items():
-        k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
-        a0, a1 = mem(k)
-        b0, b1 = mem(k + o)
-        kl = k.astype(np.longdouble)
-        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
-        if a + b > 0:
-            cost = cost + zone(k + o + b)[0] - zone(k + o - a)[0]
-        total += count * cost.min()
-    C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    return float(C + total)
+    return lagrangian_with_cliques(instance, lam_checked, [(zones, mu_checked)], upper_bound_starts,
+                                   workers=workers)

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import exhaustive_opt
+from helpers import exhaustive_opt, random_schedule
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -72,22 +72,6 @@ def peaky_instances(draw, max_n: int = 6, arrivals: bool = True):
         a = draw(st.integers(0, 4)) if arrivals else 0
         rows.append((a, s, o))
     return Instance.from_tuples(M, rows)
-
-
-def random_schedule(inst: Instance, rng: np.random.Generator) -> dict[str, int]:
-    """Requests in a random order, each at its earliest feasible start after a random delay."""
-    horizon = max(r.arrival for r in inst.requests) + sum(r.output for r in inst.requests) + 40
-    usage = np.zeros(horizon + 80, dtype=np.int64)
-    starts = {}
-    for i in rng.permutation(inst.n):
-        r = inst.requests[int(i)]
-        k = r.arrival + int(rng.integers(0, 4))
-        ramp = r.prompt + np.arange(1, r.output + 1)
-        while np.any(usage[k + 1:k + r.output + 1] + ramp > inst.M):
-            k += 1
-        usage[k + 1:k + r.output + 1] += ramp
-        starts[r.id] = k
-    return starts
 
 
 def assert_disjoint(inst: Instance, starts: dict[str, int], zones: dict[int, tuple[int, int]], h: int) -> None:
@@ -197,6 +181,13 @@ def test_checker_rejects_a_bad_mu(bad):
     inst = Instance.from_tuples(10, [(0, 1, 9)] * 2)
     with pytest.raises(CertificateError, match="μ"):
         check_zone_certificate(inst, {}, {3: 0.5, 4: bad}, 5)
+
+
+@pytest.mark.parametrize("workers", [0, -1])
+def test_checker_rejects_a_worker_count_below_one(workers):
+    inst = Instance.from_tuples(10, [(0, 1, 9)] * 2)
+    with pytest.raises(CertificateError, match="workers must be at least 1"):
+        check_zone_certificate(inst, {}, {}, 5, workers=workers)
 
 
 def test_raising_mu_certifies_less():

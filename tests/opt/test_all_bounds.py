@@ -260,6 +260,50 @@ def _tamper_zone_lambda(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(bounds_mod, "zone_multipliers", tampered)
 
 
+def _tamper_clique_colgen(which: str) -> Callable[[pytest.MonkeyPatch], None]:
+    """Nudge the clique multipliers (``"mu"``) or the memory multipliers (``"lambda"``) that column
+    generation hands the ``zone-colgen`` / ``lag-lp`` stages."""
+
+    def patch(mp: pytest.MonkeyPatch) -> None:
+        import llmopt.solvers.colgen as colgen_mod
+
+        real = colgen_mod.solve_lp_colgen
+
+        def tampered(*args, **kwargs):
+            res = real(*args, **kwargs)
+            if which == "lambda":
+                return replace(res, lam_values=_nudge(res.lam_values))
+            return replace(res, clique_mu=tuple((t, _nudge(v) if v.size else v) for t, v in res.clique_mu))
+
+        mp.setattr(colgen_mod, "solve_lp_colgen", tampered)
+
+    return patch
+
+
+def _tamper_subgradient(mp: pytest.MonkeyPatch) -> None:
+    import llmopt.solvers.lagrangian as lagr_mod
+
+    real = lagr_mod.subgradient_bound
+
+    def tampered(*args, **kwargs):
+        res = real(*args, **kwargs)
+        return replace(res, lam_values=_nudge(res.lam_values))
+
+    mp.setattr(lagr_mod, "subgradient_bound", tampered)
+
+
+def _tamper_clique_members(mp: pytest.MonkeyPatch) -> None:
+    """Every member's zone made one step longer than its lag allows: the checker's clique proof fails."""
+    import llmopt.formulations.lag_cliques as lc_mod
+
+    real = lc_mod.positions_of
+
+    def tampered(instance, clique):
+        return {i: (a + instance.requests[i].output, b) for i, (a, b) in real(instance, clique).items()}
+
+    mp.setattr(lc_mod, "positions_of", tampered)
+
+
 @dataclass(frozen=True)
 class Tampering:
     """How to corrupt one stage's certificate, on which instance, and what must catch it."""
@@ -282,6 +326,13 @@ TAMPERINGS: dict[str, list[Tampering]] = {
     "closed-form-dual": [Tampering(_tamper_closed_form, IDENTICAL, 12)],
     "sum-of-outputs": [Tampering(_tamper_sum_of_outputs, ((0, 1, 2), (3, 2, 4)), 10)],
     "zone-lp": [Tampering(_tamper_zone_mu, PEAKS, 10), Tampering(_tamper_zone_lambda, PEAKS, 10)],
+    "zone-colgen": [Tampering(_tamper_clique_colgen("mu"), PEAKS, 10),
+                    Tampering(_tamper_clique_colgen("lambda"), PEAKS, 10),
+                    Tampering(_tamper_clique_members, PEAKS, 10, raises="clique")],
+    "lagrangian": [Tampering(_tamper_subgradient, IDENTICAL, 12)],
+    "lag-lp": [Tampering(_tamper_clique_colgen("mu"), PEAKS, 10),
+               Tampering(_tamper_clique_colgen("lambda"), IDENTICAL, 12),  # on PEAKS its cliques carry it all
+               Tampering(_tamper_clique_members, PEAKS, 10, raises="clique")],
     "energy": [Tampering(_tamper_energy_value, ENERGY, 10, raises="certifies only"),
                Tampering(_tamper_energy_order, ENERGY, 10, raises="not shortest-remaining-energy-first")],
 }

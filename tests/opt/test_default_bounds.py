@@ -10,6 +10,7 @@ from llmopt.cli.main import app
 from llmopt.model.instance import save_instance
 from llmopt.opt.defaults import (
     AUTO_LP_COLGEN_MAX_N,
+    AUTO_ZONE_COLGEN_MAX_N,
     AUTO_ZONE_LP_MAX_N,
     DEFAULT_BOUNDS,
     auto_bounds,
@@ -26,10 +27,11 @@ runner = CliRunner()
 def test_auto_by_size_at_the_thresholds():
     assert DEFAULT_BOUNDS == ("auto",)
     assert auto_bounds(1) == auto_bounds(AUTO_ZONE_LP_MAX_N) == ("energy", "zone-lp")
-    assert auto_bounds(AUTO_ZONE_LP_MAX_N + 1) == auto_bounds(AUTO_LP_COLGEN_MAX_N) == ("energy", "lp-colgen")
+    assert auto_bounds(AUTO_ZONE_LP_MAX_N + 1) == auto_bounds(AUTO_ZONE_COLGEN_MAX_N) == ("energy", "zone-colgen")
+    assert auto_bounds(AUTO_ZONE_COLGEN_MAX_N + 1) == auto_bounds(AUTO_LP_COLGEN_MAX_N) == ("energy", "lp-colgen")
     assert auto_bounds(AUTO_LP_COLGEN_MAX_N + 1) == ("energy",)
     assert expand_bounds(("lp", "auto", "energy"), 10) == ("lp", "energy", "zone-lp")
-    assert set(possible_bounds(("auto", "lp"))) == {"energy", "zone-lp", "lp-colgen", "lp"}
+    assert set(possible_bounds(("auto", "lp"))) == {"energy", "zone-lp", "zone-colgen", "lp-colgen", "lp"}
 
 
 def test_the_pipeline_runs_auto_by_default_and_certifies_more_than_the_lp():
@@ -46,7 +48,9 @@ def test_solve_says_what_would_narrow_the_gap(tmp_path):
     path = tmp_path / "am1_n50.json"
     save_instance(jaillet_am1(0, n_range=(50, 50)), path)
     out = json.loads(runner.invoke(app, ["solve", str(path), "--relax", "--json", "--search-evals", "20"]).stdout)
-    assert [b["name"] for b in out["bounds"]] == ["energy", "lp-colgen"]
-    assert out["status"] == "bounded" and out["next"].startswith("--bound zone-lp")
+    assert [b["name"] for b in out["bounds"]] == ["energy", "zone-colgen"]
+    assert out["status"] == "bounded" and out["next"].startswith("the schedule side")
+    assert next_bound_hint(("energy", "lp-colgen"), 50).startswith("--bound zone-lp")
+    assert next_bound_hint(("energy", "lp-colgen"), 500).startswith("--bound zone-colgen")
     assert next_bound_hint(("energy", "zone-lp"), 50).startswith("the schedule side")
     assert next_bound_hint(("energy",), 5000).startswith("--bound lp-colgen")

@@ -34,7 +34,8 @@ def _imports(module) -> set[str]:
     return mods
 
 
-@pytest.mark.parametrize("name", ["checker", "certificates", "zone_certificate", "energy_certificate"])
+@pytest.mark.parametrize("name", ["checker", "certificates", "zone_certificate", "clique_certificate",
+                                  "energy_certificate"])
 def test_checker_imports_only_the_instance_module(name):
     import importlib
 
@@ -42,7 +43,7 @@ def test_checker_imports_only_the_instance_module(name):
     llmopt_mods = {m for m in mods if m.split(".")[0] == "llmopt"}
     # llmopt.model.tolerance is a leaf module of constants (it imports nothing from llmopt)
     assert llmopt_mods <= {"llmopt.model.instance", "llmopt.model.tolerance", "llmopt.verify.checker",
-                           "llmopt.verify.certificates"}
+                           "llmopt.verify.certificates", "llmopt.verify.clique_certificate"}
     assert mods - llmopt_mods <= _STDLIB | {"numpy"}
 
 
