@@ -2,7 +2,8 @@
 completion-lag cliques add on J §5.1 trials (issue 23).
 
 Part (a): J Arrival Model 1 instances (all at 0) with ``M = 40`` and ``n`` fixed (seed 0), the
-bound stages ``lp``, ``zone-lp``, ``zone-colgen``, ``lag-lp``, ``lp-colgen`` and ``energy``, each
+bound stages ``lp``, ``zone-lp``, ``zone-colgen``, ``lag-lp``, ``lp-colgen``, ``lagrangian`` (which
+stops when its step factor falls below 1e-6, or at the time limit) and ``energy``, each
 with MC-SF's verified schedule as its context (windows, column-generation seed). A stage is not
 run at larger ``n`` once it took more than ``--cap`` seconds. The exponent is the least-squares
 slope of ``log(time)`` on ``log(n)`` over the points at or above ``n = 40`` that ran.
@@ -36,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "bound_scaling"
 ROWS = OUT / "rows.jsonl"
 CERTIFIED = ROOT / "results" / "jaillet-certified" / "trials.jsonl"
-STAGES = ("lp", "zone-lp", "zone-colgen", "lag-lp", "lp-colgen", "energy")
+STAGES = ("lp", "zone-lp", "zone-colgen", "lag-lp", "lp-colgen", "lagrangian", "energy")
 SIZES = (10, 20, 40, 60, 80, 100, 140, 200)
 
 
