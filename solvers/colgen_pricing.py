@@ -39,6 +39,8 @@ __all__ = ["Pricing", "CliqueDuals", "price_full", "price_breakpoints", "PRICING
 
 #: A column is added when its reduced cost is below ``−PRICING_TOL``.
 PRICING_TOL = 1e-6
+#: Array entries per block of :func:`price_breakpoints` (bounds its memory: a few hundred MB at most).
+BLOCK_ENTRIES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ def _prefix(lam: np.ndarray, extra: int) -> tuple[np.ndarray, np.ndarray]:
     return P, Q
 
 
-def _rc(k: np.ndarray, a: int, s: int, o: int, pi: float, P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+def _rc(k: np.ndarray, a: int | np.ndarray, s: int | np.ndarray, o: int | np.ndarray, pi: float | np.ndarray,
+        P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return (k - a) + (s - k) * (P[k + o] - P[k]) + (Q[k + o] - Q[k]) - pi
 
 
@@ -136,40 +139,44 @@ def price_full(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarray, lam:
 
 def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarray, lam: np.ndarray,
                       pi: np.ndarray, deadline: float | None = None) -> Pricing:
-    """The same minimum as :func:`price_full` (one column per class, no clique rows), from breakpoints."""
+    """The same minimum as :func:`price_full` (one column per class, no clique rows), from breakpoints.
+
+    Classes are priced in blocks, one row per class: the row's segment ends are the breakpoints clipped
+    into its window ``a − 1 … k_hi`` and sorted (a breakpoint outside the window lands on an end and
+    makes an empty segment, which is skipped), so a block is a few array operations.
+    """
     H = len(lam) - 1
     o_max = int(o.max())
     extra = max(H, int(a.max())) - H + o_max + 3
     P, Q = _prefix(lam, extra)
     lam_ext = np.concatenate([lam, np.zeros(extra)])
     Z = np.flatnonzero(np.diff(lam_ext)) + 1  # times t with λ_t ≠ λ_{t−1}
-    min_rc = np.empty(len(a))
-    best_k = np.empty(len(a), dtype=np.int64)
-    new_c: list[int] = []
-    new_k: list[int] = []
-    for c in range(len(a)):
-        if deadline is not None and c % 256 == 0 and time.perf_counter() > deadline:
-            return Pricing(min_rc, np.array(new_c, dtype=np.int64), np.array(new_k, dtype=np.int64), False)
-        ac, sc, oc = int(a[c]), int(s[c]), int(o[c])
-        k_hi = min(int(hi[c]), max(H, ac))
-        brk = np.concatenate([Z - 2, Z - oc - 2])
-        brk = brk[(brk >= ac) & (brk < k_hi)]
-        B = np.unique(np.concatenate([[ac - 1], brk, [k_hi]]))
-        L, R = B[:-1] + 1, B[1:]
-        cand = [L, R]
-        curv = lam_ext[L + 1] - lam_ext[L + oc + 1]
-        convex = (curv > 0) & (R - L >= 2)
-        if convex.any():
-            Lc, Rc, cc = L[convex], R[convex], curv[convex]
-            d0 = _rc(Lc + 1, ac, sc, oc, 0.0, P, Q) - _rc(Lc, ac, sc, oc, 0.0, P, Q)
-            ks = Lc + np.ceil(np.maximum(-d0, 0.0) / cc).astype(np.int64)
-            cand += [np.clip(ks, Lc, Rc), np.clip(ks - 1, Lc, Rc)]
-        k = np.unique(np.concatenate(cand))
-        rc = _rc(k, ac, sc, oc, float(pi[c]), P, Q)
-        j = int(np.argmin(rc))
-        min_rc[c] = rc[j]
-        best_k[c] = k[j]
-        if rc[j] < -PRICING_TOL:
-            new_c.append(c)
-            new_k.append(int(k[j]))
-    return Pricing(min_rc, np.array(new_c, dtype=np.int64), np.array(new_k, dtype=np.int64), best_k=best_k)
+    n = len(a)
+    min_rc = np.empty(n)
+    best_k = np.empty(n, dtype=np.int64)
+    block = max(1, BLOCK_ENTRIES // (8 * Z.size + 8))
+    for c0 in range(0, n, block):
+        if deadline is not None and c0 > 0 and time.perf_counter() > deadline:
+            new = np.flatnonzero(min_rc[:c0] < -PRICING_TOL)
+            return Pricing(min_rc, new, best_k[new], False)
+        rows = slice(c0, min(n, c0 + block))
+        ac, sc, oc = (x[rows].astype(np.int64)[:, None] for x in (a, s, o))
+        k_hi = np.minimum(hi[rows].astype(np.int64), np.maximum(H, a[rows].astype(np.int64)))[:, None]
+        ends = np.concatenate([ac - 1, np.broadcast_to(Z - 2, (len(ac), Z.size)), Z - oc - 2, k_hi], axis=1)
+        B = np.sort(np.clip(ends, ac - 1, k_hi), axis=1)
+        L, R = B[:, :-1] + 1, B[:, 1:]
+        segment = L <= R
+        curv = lam_ext[L + 1] - lam_ext[np.minimum(L + oc + 1, len(lam_ext) - 1)]
+        convex = segment & (curv > 0) & (R - L >= 2)
+        d0 = _rc(L + 1, ac, sc, oc, 0.0, P, Q) - _rc(L, ac, sc, oc, 0.0, P, Q)
+        step = np.ceil(np.maximum(-d0, 0.0) / np.where(convex, curv, 1.0))
+        width = (R - L).astype(float)
+        vertex = [L + np.clip(step - d, 0.0, width).astype(np.int64) for d in (0, 1)]  # the k and k − 1 above
+        k = np.concatenate([L, R, *vertex], axis=1)
+        ok = np.concatenate([segment, segment, convex, convex], axis=1)
+        rc = np.where(ok, _rc(k, ac, sc, oc, pi[rows][:, None], P, Q), np.inf)
+        low = rc.min(axis=1)
+        min_rc[rows] = low
+        best_k[rows] = np.where(rc == low[:, None], k, np.iinfo(np.int64).max).min(axis=1)
+    new = np.flatnonzero(min_rc < -PRICING_TOL)
+    return Pricing(min_rc, new, best_k[new], best_k=best_k)

@@ -59,6 +59,23 @@ def test_breakpoints_find_the_least_reduced_cost(case):
     assert fast.complete and full.complete
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=pricing_cases(), entries=st.sampled_from([1, 40, 150]))
+def test_breakpoint_pricing_in_blocks_equals_one_block(case, entries):
+    """Classes are priced in blocks of rows; a block boundary must not shift a class's window or result.
+    Breakage caught: a block's rows read one class late (``slice(c0 + 1, …)``)."""
+    from llmopt.solvers import colgen_pricing
+
+    a, s, o, hi, lam, pi = case
+    whole = price_breakpoints(a, s, o, hi, lam, pi)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(colgen_pricing, "BLOCK_ENTRIES", entries)
+        parts = price_breakpoints(a, s, o, hi, lam, pi)
+    assert np.array_equal(parts.min_rc, whole.min_rc) and np.array_equal(parts.best_k, whole.best_k)
+    assert np.array_equal(parts.new_class, whole.new_class) and np.array_equal(parts.new_k, whole.new_k)
+    assert ((a <= parts.best_k) & (parts.best_k <= hi)).all()  # a start inside the class's window
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_colgen_reaches_the_same_lp_with_either_pricing(seed):
     rng = np.random.default_rng(seed)
