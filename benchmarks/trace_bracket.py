@@ -81,11 +81,11 @@ def run(sizes: tuple[int, ...], rates: tuple[float, ...], schedules: tuple[str, 
                 if name in SEARCHES and min(verified, default=None) == inst.total_output:
                     continue  # a verified schedule already meets the bound Σo: nothing to search
                 t = time.perf_counter()
-                ctx = SearchContext(seed=0, search_evals=50, known=known)
+                search = SearchContext(seed=0, search_evals=50, known=known)
                 if name in SEARCHES:
-                    ctx = SearchContext(seed=0, search_evals=10**9, known=known, lns_iterations=10**9,
+                    search = SearchContext(seed=0, search_evals=10**9, known=known, lns_iterations=10**9,
                                         deadline=time.perf_counter() + search_seconds)
-                sch = find_schedule(name, inst, ctx)
+                sch = find_schedule(name, inst, search)
                 rep = check_schedule(inst, sch.starts)
                 known[name] = sch
                 if name not in row["schedules"]:
