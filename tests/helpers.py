@@ -84,6 +84,21 @@ def random_schedule(inst: Instance, rng: np.random.Generator) -> dict[str, int]:
     return starts
 
 
+def assert_zones_disjoint(inst: Instance, starts: Mapping[str, int], zones: Mapping[int, tuple[int, int]],
+                          what: str = "") -> None:
+    """Zones ``(a, b)`` of request positions — integer times ``C − a + 1 … C + b`` around each completion
+    ``C`` — pairwise disjoint in the schedule ``starts`` (empty zones, ``a + b = 0``, ignored)."""
+    spans = []
+    for i, (a, b) in zones.items():
+        r = inst.requests[i]
+        c = starts[r.id] + r.output
+        if a + b > 0:
+            spans.append((c - a + 1, c + b, r.id))
+    spans.sort()
+    for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
+        assert hi1 < lo2, f"{what}: zones of {id1} [{lo1},{hi1}] and {id2} [{lo2},{hi2}] meet; starts {starts}"
+
+
 def theorem41_instance(M: int) -> Instance:
     """J Theorem 4.1 family (DIGEST §3.1) with ``b = 0``: ``s = 1``; one long request ``o = M − 1``
     at 0; ``M/2`` short requests ``o = 1`` at ``r = M − √M/2``."""

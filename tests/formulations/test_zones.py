@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import exhaustive_opt, random_schedule
+from helpers import assert_zones_disjoint, exhaustive_opt, random_schedule
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,18 +74,6 @@ def peaky_instances(draw, max_n: int = 6, arrivals: bool = True):
     return Instance.from_tuples(M, rows)
 
 
-def assert_disjoint(inst: Instance, starts: dict[str, int], zones: dict[int, tuple[int, int]], h: int) -> None:
-    spans = []
-    for i, (a, b) in zones.items():
-        r = inst.requests[i]
-        c = starts[r.id] + r.output
-        if a + b > 0:
-            spans.append((c - a + 1, c + b, r.id))  # integer times c−a+1 … c+b
-    spans.sort()
-    for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
-        assert hi1 < lo2, f"h={h}: zones of {id1} [{lo1},{hi1}] and {id2} [{lo2},{hi2}] meet; starts {starts}"
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=peaky_instances(), seed=st.integers(0, 2**32 - 1))
 def test_zones_are_disjoint_in_every_schedule(inst, seed):
@@ -97,7 +85,7 @@ def test_zones_are_disjoint_in_every_schedule(inst, seed):
         for h in range(1, inst.M):
             zones = peak_zones(inst, h)
             assert zones == certified_zones(inst, h)
-            assert_disjoint(inst, starts, zones, h)
+            assert_zones_disjoint(inst, starts, zones, f"h={h}")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,7 +94,7 @@ def test_zones_are_disjoint_in_optimal_schedules(inst):
     fcfs = simulate(inst, make_policy("fcfs"))
     _, starts = exhaustive_opt(inst, fcfs.tel)
     for h in range(1, inst.M):
-        assert_disjoint(inst, starts, peak_zones(inst, h), h)
+        assert_zones_disjoint(inst, starts, peak_zones(inst, h), f"h={h}")
 
 
 def test_provider_and_checker_zones_agree_on_j_instances():

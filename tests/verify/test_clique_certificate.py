@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import exhaustive_opt, random_schedule
+from helpers import assert_zones_disjoint, exhaustive_opt, random_schedule
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -72,9 +72,7 @@ def _assert_lags_and_cliques(inst: Instance, starts: dict[str, int]) -> None:
                 assert C[i] - C[j] >= certified_lag(inst, i, j), (i, j, C, starts)
     for clique in class_cliques(inst):
         members = check_clique(inst, positions_of(inst, clique))
-        spans = sorted((C[u] - a + 1, C[u] + b, u) for u, (a, b) in members.items() if a + b > 0)
-        for (_, hi1, u), (lo2, _, v) in zip(spans, spans[1:]):
-            assert hi1 < lo2, f"zones of {u} and {v} meet: {members}, completions {C}"
+        assert_zones_disjoint(inst, starts, members, f"clique {members}")
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
