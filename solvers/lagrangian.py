@@ -27,10 +27,12 @@ import numpy as np
 
 from llmopt.model.instance import Instance
 
-__all__ = ["LagrangianResult", "subgradient_bound", "PATIENCE"]
+__all__ = ["LagrangianResult", "subgradient_bound", "PATIENCE", "HEURISTIC_EVERY"]
 
 #: Steps without a better bound before the step factor θ is halved.
 PATIENCE = 8
+#: Default least number of steps between two calls of the primal heuristic.
+HEURISTIC_EVERY = 20
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ def subgradient_bound(
     max_iter: int = 10_000,
     theta: float = 1.0,
     progress: Callable[[str], None] | None = None,
+    heuristic: Callable[[np.ndarray], float | None] | None = None,
+    heuristic_every: int = HEURISTIC_EVERY,
 ) -> LagrangianResult:
     """Maximise ``L(λ)`` over ``λ`` constant on buckets of ``bucket`` times up to ``horizon`` (relative).
 
@@ -91,6 +95,13 @@ def subgradient_bound(
         Initial step factor.
     progress : callable, optional
         Called with a one-line status every 5 s.
+    heuristic : callable, optional
+        A primal heuristic (a Lagrangian heuristic): called with each request's minimising start
+        (absolute times, in instance order) at the first step and then at every step that improves the
+        bound at least ``heuristic_every`` steps after its last call; it returns the TEL of a feasible
+        schedule it built from them (or ``None``), and a lower TEL becomes Polyak's target ``upper``.
+    heuristic_every : int
+        Least number of steps between two heuristic calls.
 
     Returns
     -------
@@ -114,7 +125,10 @@ def subgradient_bound(
     size = cl.size.astype(float)
     zero_pi = np.zeros(len(cl.size))
     best, best_mu = -np.inf, mu.copy()
-    stall, it, message, last_print = 0, 0, "iteration limit", t0
+    stall, it, message, last_print, last_call = 0, 0, "iteration limit", t0, -heuristic_every
+    class_of = np.empty(instance.n, dtype=np.int64)
+    for c, members in enumerate(cl.members):
+        class_of[members] = c
     while it < max_iter:
         lam = np.concatenate([[0.0], np.repeat(mu, bucket)])
         priced = price_breakpoints(cl.a, cl.s, cl.o, cl.hi, lam, zero_pi, deadline=deadline)
@@ -125,6 +139,9 @@ def subgradient_bound(
         value = const + float(size @ priced.min_rc) - instance.M * bucket * float(mu.sum())
         if value > best:
             best, best_mu, stall = value, mu.copy(), 0
+            if heuristic is not None and it - last_call >= heuristic_every:
+                found = heuristic(priced.best_k[class_of] + origin)
+                upper, last_call = (upper if found is None else min(upper, found)), it
         else:
             stall += 1
             if stall >= PATIENCE:

@@ -149,6 +149,12 @@ class Request:
     lower: int | None = None
     upper: int | None = None
 
+    @property
+    def token_steps(self) -> int:
+        """KV-cache token-steps the request holds over its run, ``s·o + o(o+1)/2`` (its memory
+        usage ``s + 1, …, s + o`` summed; the work of the energy bound)."""
+        return self.prompt * self.output + self.output * (self.output + 1) // 2
+
     def __post_init__(self) -> None:
         where = f"request {self.id!r}"
         if not isinstance(self.id, str) or not self.id:

@@ -7,7 +7,8 @@ warm start). A stage name is resolved in this order:
 1. an entry of :data:`UPPER_BOUNDS` — a function ``(instance, context) -> Schedule``
    (built in: ``local-search``, ``lns`` (:mod:`llmopt.opt.lns`), ``cp-sat`` and ``cp-sat-lns`` (CP-SAT,
    then ``lns`` from CP-SAT's schedule; :mod:`llmopt.opt.cp_sat`); third parties add theirs through the
-   entry-point group ``llmopt.upper_bounds``);
+   entry-point group ``llmopt.upper_bounds``; ``sgs-energy`` and ``sgs-lagrangian``, the serial
+   schedule-generation scheme, :mod:`llmopt.opt.serial_schedule`);
 2. a registered policy (:data:`llmopt.policies.POLICIES`), simulated on the instance.
 
 So every policy, a plug-in's included, is an upper-bound stage with no extra code.
@@ -119,5 +120,9 @@ UPPER_BOUNDS.register("lns", "llmopt.opt.lns:lns_stage",
                       "large-neighbourhood search: re-place a few requests optimally by a sub-IP (HiGHS)")
 UPPER_BOUNDS.register("cp-sat", "llmopt.opt.cp_sat:cp_sat_stage",
                       "CP-SAT on the exact staircase model, hinted with the best schedule so far")
+UPPER_BOUNDS.register("sgs-energy", "llmopt.opt.serial_schedule:sgs_energy_stage",
+                      "serial schedule generation: each request at its earliest fit, least token-steps first")
+UPPER_BOUNDS.register("sgs-lagrangian", "llmopt.opt.serial_schedule:sgs_lagrangian_stage",
+                      "serial schedule generation in the order of Lagrangian best starts (subgradient ascent)")
 UPPER_BOUNDS.register("cp-sat-lns", "llmopt.opt.cp_sat:cp_sat_lns_stage",
                       "cp-sat hinted with the best schedule so far, then lns started from CP-SAT's schedule")
