@@ -51,7 +51,8 @@ SEARCHES = ("lns", "local-search", "sgs-lagrangian")
 NOTES = (
     "Before the serial scheme (commit 8440201) `lns` started from Sorted-F's schedule and ended at 175,511 "
     "(λ = 50) and 180,723 (all at 0) at 1,000 requests, and 11,970,427 / 17,097,259 / 1,469,071 at 10,000: "
-    "at trace scale Sorted-F keeps 78–85 % of M busy in the middle of its run, and the sub-IPs of `lns` "
+    "at trace scale Sorted-F keeps 78–87 % of M busy over each of the 3rd–7th tenths of its run "
+    "(measured once), and the sub-IPs of `lns` "
     "barely move 10,000 requests.",
     "",
     "At λ = 10 (10,000 requests) the bound side cannot reach 10 %: column generation on the "
