@@ -582,7 +582,7 @@ def energy_certificate(instance: Instance) -> EnergyCertificate:
             p = max(p, M * (reqs[by_arrival[j]].arrival - origin))
         while j < n and M * (reqs[by_arrival[j]].arrival - origin) <= p:
             r = reqs[by_arrival[j]]
-            heapq.heappush(heap, (r.prompt * r.output + r.output * (r.output + 1) // 2, by_arrival[j]))
+            heapq.heappush(heap, (r.token_steps, by_arrival[j]))
             j += 1
         limit = M * (reqs[by_arrival[j]].arrival - origin) if j < n else None
         while heap and (limit is None or p < limit):

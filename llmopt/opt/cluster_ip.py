@@ -91,7 +91,7 @@ def cluster_upper_bound(instance: Instance, workers: int, *, passes: int = 3) ->
     for i in order:
         w = min(range(K), key=lambda v: (load[v], v))
         groups[w].append(i)
-        load[w] += reqs[i].prompt * reqs[i].output + reqs[i].output * (reqs[i].output + 1) // 2
+        load[w] += reqs[i].token_steps
     sched = [_worker_schedule(instance, sorted(g)) for g in groups]
     for _ in range(passes if K > 1 else 0):
         improved = False
