@@ -23,6 +23,8 @@ schedule of all steps (control included), for a lower-bound study.
     python benchmarks/schedule_polish.py --trials 8                              # a quick look
     python benchmarks/schedule_polish.py --resume ...                            # skip trials already stored
     python benchmarks/schedule_polish.py --report                                # only rewrite README.md
+    python benchmarks/schedule_polish.py --resume --shard 0/2 & \
+    python benchmarks/schedule_polish.py --resume --shard 1/2                    # the rest on two cores
 
 Trials run in a coarse-to-fine seed order (every 8th seed of both models first, then every 4th, 2nd,
 the rest), so an interrupted run holds an evenly spread subset. Rows are appended as they come.
@@ -31,6 +33,7 @@ the rest), so an interrupted run holds an evenly spread subset. Rows are appende
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import platform
 import statistics as st
@@ -148,6 +151,11 @@ def run(args: argparse.Namespace) -> None:
     if args.trials is not None:
         todo = todo[:args.trials]
     todo = [r for r in todo if _key(r) not in done]
+    if args.shard is not None:
+        k, n_shards = _shard(args.shard)
+        if not args.resume:
+            sys.exit("--shard appends to OUT/trials.jsonl beside other shards: use it with --resume")
+        todo = todo[k::n_shards]
     print(f"{len(todo)} trials to run ({len(done)} already in {path}); CP-SAT {args.cp_sat_seconds:g} det. s, "
           f"lns {args.lns_iterations} sub-IPs", flush=True)
     t0 = time.time()
@@ -155,8 +163,12 @@ def run(args: argparse.Namespace) -> None:
     with path.open("a" if args.resume else "w") as fh:
         for i, rec in enumerate(todo, 1):
             row = evaluate(rec, args.cp_sat_seconds, args.lns_iterations)
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
+            fcntl.flock(fh, fcntl.LOCK_EX)  # shards append to the same file
+            try:
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
             cpu = sum(row[f"cpu_s_{s}"] for s in STEPS)
             print(f"[{i}/{len(todo)} {time.time() - t0:.0f}s wall, {time.process_time() - cpu0:.0f}s cpu] "
                   f"{row['workload']} seed {row['seed']} n={row['n']}: stored best {row['stored_best']}, "
@@ -165,6 +177,17 @@ def run(args: argparse.Namespace) -> None:
                   f"replay ok {row['replay_matches_stored']}",
                   flush=True)
     (out / "README.md").write_text(report(path, args))
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` → ``(K, N)`` with ``0 <= K < N``."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        sys.exit(f"--shard must be K/N (e.g. 0/2), got {text!r}")
+    if not 0 <= k < n:
+        sys.exit(f"--shard K/N needs 0 <= K < N, got {text!r}")
+    return k, n
 
 
 def _fmt_seeds(seeds: list[int]) -> str:
@@ -235,7 +258,8 @@ def report(path: Path, args: argparse.Namespace) -> str:
     budget = ", ".join(f"CP-SAT {c:g} deterministic s (one worker) + lns {k} sub-IPs" for c, k in budgets)
     cmd = (f"nohup nice -n 15 .venv/bin/python benchmarks/schedule_polish.py --cp-sat-seconds "
            f"{args.cp_sat_seconds:g} --lns-iterations {args.lns_iterations} --out {args.out} --resume"
-           + (f" --trials {args.trials}" if args.trials is not None else "") + " > /tmp/polish.log 2>&1 &")
+           + (f" --trials {args.trials}" if args.trials is not None else "")
+           + (f" --shard {args.shard}" if args.shard is not None else "") + " > /tmp/polish.log 2>&1 &")
     return f"""# CP-SAT then `lns`, on the J §5.1 trials (issue 23, "Schedules")
 
 `benchmarks/schedule_polish.py` replays, per trial of `results/jaillet-certified` (J §5.1, M = 40), the
@@ -281,6 +305,9 @@ def main() -> None:
     ap.add_argument("--out", default="results/schedule_polish", help="output folder (relative: to the repo root)")
     ap.add_argument("--resume", action="store_true", help="skip trials already in OUT/trials.jsonl and append")
     ap.add_argument("--report", action="store_true", help="only rewrite OUT/README.md from OUT/trials.jsonl")
+    ap.add_argument("--shard", default=None,
+                    help="K/N: only every N-th trial left, from the K-th (0-based); N processes with --resume "
+                         "and the same budget use N cores")
     args = ap.parse_args()
     if args.report:
         (_out(args) / "README.md").write_text(report(_out(args) / "trials.jsonl", args))

@@ -12,7 +12,8 @@ is (module docstring of :mod:`llmopt.solvers.colgen`)::
 :func:`price_full`
     evaluates every ``k`` of the window — the reference, and the only one that takes clique rows.
 :func:`price_breakpoints`
-    (no clique rows) evaluates ``O(|Z|)`` starts per class, ``Z`` the times where ``λ`` changes value.
+    (no clique rows) evaluates ``O(|Z|)`` starts per class, ``Z`` the times where ``λ`` changes value
+    (or every start of a window shorter than that: see the function).
     *Why it is exact.* The first difference is
     ``rc(k+1) − rc(k) = 1 − (P[k+o] − P[k+1]) + (s+o)·λ_{k+o+1} − (s+1)·λ_{k+1}``, and the second
     difference at ``k`` is ``λ_{k+1} − λ_{k+o+1}`` whenever neither ``k+2`` nor ``k+o+2`` is in ``Z``.
@@ -41,6 +42,9 @@ __all__ = ["Pricing", "CliqueDuals", "price_full", "price_breakpoints", "PRICING
 PRICING_TOL = 1e-6
 #: Array entries per block of :func:`price_breakpoints` (bounds its memory: a few hundred MB at most).
 BLOCK_ENTRIES = 2_000_000
+#: A class is priced at every start when its window has fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts
+#: (:func:`price_breakpoints`).
+DENSE_FACTOR = 16
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,11 @@ def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarra
 
     Classes are priced in blocks, one row per class: the row's segment ends are the breakpoints clipped
     into its window ``a − 1 … k_hi`` and sorted (a breakpoint outside the window lands on an end and
-    makes an empty segment, which is skipped), so a block is a few array operations.
+    makes an empty segment, which is skipped), so a block is a few array operations. A class whose
+    window holds fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts is instead priced at every start, in
+    blocks of classes of similar window width, the smallest start of least reduced cost winning: when
+    ``λ`` changes at most times (one multiplier per step, ``Δ = 1``) the breakpoints are every start,
+    and sorting them costs more than evaluating them (``results/pricing_speed``).
     """
     H = len(lam) - 1
     o_max = int(o.max())
@@ -152,16 +160,44 @@ def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarra
     lam_ext = np.concatenate([lam, np.zeros(extra)])
     Z = np.flatnonzero(np.diff(lam_ext)) + 1  # times t with λ_t ≠ λ_{t−1}
     n = len(a)
-    min_rc = np.empty(n)
-    best_k = np.empty(n, dtype=np.int64)
+    min_rc = np.full(n, np.inf)
+    best_k = np.zeros(n, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    a64, k_hi_all = a.astype(np.int64), np.minimum(hi.astype(np.int64), np.maximum(H, a.astype(np.int64)))
+    width = k_hi_all - a64 + 1
+    dense = width < DENSE_FACTOR * (Z.size + 1)
+
+    def stopped() -> Pricing | None:
+        if deadline is None or not done.any() or time.perf_counter() <= deadline:
+            return None
+        new = np.flatnonzero(done & (min_rc < -PRICING_TOL))
+        return Pricing(min_rc, new, best_k[new], False)
+
+    by_width = np.flatnonzero(dense)[np.argsort(width[dense], kind="stable")]
+    c0 = 0
+    while c0 < by_width.size:
+        if (cut := stopped()) is not None:
+            return cut
+        c1 = c0 + 1
+        while c1 < by_width.size and (c1 - c0 + 1) * int(width[by_width[c1]]) <= BLOCK_ENTRIES // 8:
+            c1 += 1
+        rows = by_width[c0:c1]
+        w = int(width[rows[-1]])
+        ac, sc, oc, kh = (x[rows][:, None] for x in (a64, s.astype(np.int64), o.astype(np.int64), k_hi_all))
+        k = np.minimum(ac + np.arange(w)[None, :], kh)  # starts past the window repeat its last start
+        rc = _rc(k, ac, sc, oc, pi[rows][:, None], P, Q)
+        j = np.argmin(rc, axis=1)  # the first (smallest) start of least reduced cost
+        min_rc[rows] = rc[np.arange(len(rows)), j]
+        best_k[rows] = k[np.arange(len(rows)), j]
+        done[rows] = True
+        c0 = c1
+    sparse = np.flatnonzero(~dense)
     block = max(1, BLOCK_ENTRIES // (8 * Z.size + 8))
-    for c0 in range(0, n, block):
-        if deadline is not None and c0 > 0 and time.perf_counter() > deadline:
-            new = np.flatnonzero(min_rc[:c0] < -PRICING_TOL)
-            return Pricing(min_rc, new, best_k[new], False)
-        rows = slice(c0, min(n, c0 + block))
-        ac, sc, oc = (x[rows].astype(np.int64)[:, None] for x in (a, s, o))
-        k_hi = np.minimum(hi[rows].astype(np.int64), np.maximum(H, a[rows].astype(np.int64)))[:, None]
+    for b0 in range(0, sparse.size, block):
+        if (cut := stopped()) is not None:
+            return cut
+        rows = sparse[b0:b0 + block]
+        ac, sc, oc, k_hi = (x[rows][:, None] for x in (a64, s.astype(np.int64), o.astype(np.int64), k_hi_all))
         ends = np.concatenate([ac - 1, np.broadcast_to(Z - 2, (len(ac), Z.size)), Z - oc - 2, k_hi], axis=1)
         B = np.sort(np.clip(ends, ac - 1, k_hi), axis=1)
         L, R = B[:, :-1] + 1, B[:, 1:]
@@ -170,13 +206,14 @@ def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarra
         convex = segment & (curv > 0) & (R - L >= 2)
         d0 = _rc(L + 1, ac, sc, oc, 0.0, P, Q) - _rc(L, ac, sc, oc, 0.0, P, Q)
         step = np.ceil(np.maximum(-d0, 0.0) / np.where(convex, curv, 1.0))
-        width = (R - L).astype(float)
-        vertex = [L + np.clip(step - d, 0.0, width).astype(np.int64) for d in (0, 1)]  # the k and k − 1 above
+        span = (R - L).astype(float)
+        vertex = [L + np.clip(step - d, 0.0, span).astype(np.int64) for d in (0, 1)]  # the k and k − 1 above
         k = np.concatenate([L, R, *vertex], axis=1)
         ok = np.concatenate([segment, segment, convex, convex], axis=1)
         rc = np.where(ok, _rc(k, ac, sc, oc, pi[rows][:, None], P, Q), np.inf)
         low = rc.min(axis=1)
         min_rc[rows] = low
         best_k[rows] = np.where(rc == low[:, None], k, np.iinfo(np.int64).max).min(axis=1)
+        done[rows] = True
     new = np.flatnonzero(min_rc < -PRICING_TOL)
     return Pricing(min_rc, new, best_k[new], best_k=best_k)

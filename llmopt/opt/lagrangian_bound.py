@@ -8,6 +8,13 @@ that grows by up to one column per request and round: at 10,000 LMSYS requests `
 300 s below the ``energy`` bound, which this stage passes (``results/trace_bracket``). At 1,000
 requests it reached 99.9 % of the LP value in 60 s.
 
+``Δ`` stays the automatic bucket although a pricing pass now costs the same at ``Δ = 1``: at 10,000
+LMSYS requests (scratch runs with the best schedule's TEL as Polyak's target) ``Δ = 1`` reached
+1,041,332–1,041,702 in four runs of 200–600 s at λ = 10 /s (one warm-started from 200 s at ``Δ = 16``;
+``Δ = 16``: 1,038,268 committed), 9,495,287 in 300 s at λ = 50 (``Δ = 16``: 9,511,917 in 600 s) and
+14,241,619 in 300 s all at 0 (``Δ = 16``: 14,229,808 in 600 s): within 0.35 % either way, and far
+below the 1,099,060 that bounds the ``Δ = 1`` LP at λ = 10 from above (subgradient ascent stalls).
+
 The certificate is the best multipliers seen; the checker
 (:func:`llmopt.verify.certificates.check_lower_bound_certificate`) recomputes the reported value over
 its own windows. Dominance: ``<=`` the LP over full windows with ``Δ``-bucketed rows (any ``λ``'s

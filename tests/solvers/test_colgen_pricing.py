@@ -1,5 +1,9 @@
 """Breakpoint pricing (:func:`llmopt.solvers.colgen_pricing.price_breakpoints`) against pricing every start.
 
+``price_breakpoints`` prices a class with a short window at every start (its dense path) and the rest
+by breakpoints; each test runs both paths alone (``DENSE_FACTOR`` 0: breakpoints only; huge: dense
+only), since the small cases here would otherwise all take the dense path.
+
 The reduced cost of a start is quadratic between the breakpoints of the multipliers (module
 docstring of :mod:`llmopt.solvers.colgen_pricing`); the two must find the same least reduced cost for
 every class, on sparse multipliers (exact LP duals), piecewise-constant ones (the bucketed master at
@@ -49,26 +53,46 @@ def pricing_cases(draw):
     return a, s, o, hi, lam, pi
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: ``DENSE_FACTOR`` per path of :func:`price_breakpoints`.
+PATHS = {"breakpoints": 0, "dense": 10**9, "mixed": 2}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=pricing_cases())
-def test_breakpoints_find_the_least_reduced_cost(case):
+def test_breakpoints_find_the_least_reduced_cost(path, case):
+    from llmopt.solvers import colgen_pricing
+
     a, s, o, hi, lam, pi = case
     full = price_full(a, s, o, hi, lam, pi)
-    fast = price_breakpoints(a, s, o, hi, lam, pi)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(colgen_pricing, "DENSE_FACTOR", PATHS[path])
+        fast = price_breakpoints(a, s, o, hi, lam, pi)
     np.testing.assert_allclose(fast.min_rc, full.min_rc, rtol=1e-9, atol=1e-9)
     assert fast.complete and full.complete
+    # best_k is a start of the class's window that attains the least reduced cost
+    assert ((a <= fast.best_k) & (fast.best_k <= hi)).all()
+    H = len(lam) - 1
+    P = np.concatenate([np.cumsum(lam), np.full(200, lam.sum())])
+    Q = np.concatenate([np.cumsum(np.arange(H + 1) * lam), np.full(200, (np.arange(H + 1) * lam).sum())])
+    for c in range(len(a)):
+        k = np.arange(a[c], fast.best_k[c] + 1)
+        rc = (k - a[c]) + (s[c] - k) * (P[k + o[c]] - P[k]) + (Q[k + o[c]] - Q[k]) - pi[c]
+        assert rc[-1] == pytest.approx(full.min_rc[c], rel=1e-9, abs=1e-9)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=pricing_cases(), entries=st.sampled_from([1, 40, 150]))
-def test_breakpoint_pricing_in_blocks_equals_one_block(case, entries):
+def test_breakpoint_pricing_in_blocks_equals_one_block(path, case, entries):
     """Classes are priced in blocks of rows; a block boundary must not shift a class's window or result.
     Breakage caught: a block's rows read one class late (``slice(c0 + 1, …)``)."""
     from llmopt.solvers import colgen_pricing
 
     a, s, o, hi, lam, pi = case
-    whole = price_breakpoints(a, s, o, hi, lam, pi)
     with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(colgen_pricing, "DENSE_FACTOR", PATHS[path])
+        whole = price_breakpoints(a, s, o, hi, lam, pi)
         mp.setattr(colgen_pricing, "BLOCK_ENTRIES", entries)
         parts = price_breakpoints(a, s, o, hi, lam, pi)
     assert np.array_equal(parts.min_rc, whole.min_rc) and np.array_equal(parts.best_k, whole.best_k)
@@ -76,8 +100,12 @@ def test_breakpoint_pricing_in_blocks_equals_one_block(case, entries):
     assert ((a <= parts.best_k) & (parts.best_k <= hi)).all()  # a start inside the class's window
 
 
+@pytest.mark.parametrize("path", ["breakpoints", "dense"])
 @pytest.mark.parametrize("seed", range(4))
-def test_colgen_reaches_the_same_lp_with_either_pricing(seed):
+def test_colgen_reaches_the_same_lp_with_either_pricing(seed, path, monkeypatch):
+    from llmopt.solvers import colgen_pricing
+
+    monkeypatch.setattr(colgen_pricing, "DENSE_FACTOR", PATHS[path])
     rng = np.random.default_rng(seed)
     M = int(rng.integers(20, 40))
     rows = [(int(rng.integers(0, 10)), int(rng.integers(1, 8)), int(rng.integers(1, M - 8))) for _ in range(25)]
@@ -95,3 +123,28 @@ def test_pricing_names_are_checked():
         solve_lp_colgen(inst, initial_starts={inst.requests[0].id: 0}, pricing="fastest")
     with pytest.raises(ValueError, match="breakpoint"):
         solve_lp_colgen(inst, initial_starts={inst.requests[0].id: 0}, pricing="breakpoints", columns_per_class=2)
+
+
+@pytest.mark.parametrize("path", ["breakpoints", "dense"])
+def test_a_passed_deadline_stops_after_the_first_block(path, monkeypatch):
+    """With the deadline already past, one block is priced and the pass says it is incomplete; the
+    columns it returns are those of that block, exactly as a complete pass prices them.
+    Breakage caught: the deadline ignored (``complete`` stays True)."""
+    from llmopt.solvers import colgen_pricing
+
+    rng = np.random.default_rng(3)
+    n, H = 12, 40
+    a = rng.integers(0, 10, n)
+    s, o = rng.integers(1, 6, n), rng.integers(1, 15, n)
+    hi = a + 60
+    lam = np.repeat(rng.exponential(0.4, H // 4 + 1), 4)[:H + 1]
+    lam[0] = 0.0
+    pi = np.full(n, 30.0)  # large assignment duals: most classes have a negative reduced cost
+    monkeypatch.setattr(colgen_pricing, "DENSE_FACTOR", PATHS[path])
+    monkeypatch.setattr(colgen_pricing, "BLOCK_ENTRIES", 8 * 70)  # a few classes per block
+    whole = price_breakpoints(a, s, o, hi, lam, pi)
+    cut = price_breakpoints(a, s, o, hi, lam, pi, deadline=0.0)
+    assert whole.complete and not cut.complete
+    assert 0 < cut.new_class.size < whole.new_class.size
+    for c, k in zip(cut.new_class, cut.new_k, strict=True):
+        assert cut.min_rc[c] == pytest.approx(whole.min_rc[c]) and k == whole.best_k[c]
