@@ -43,8 +43,10 @@ PRICING_TOL = 1e-6
 #: Array entries per block of :func:`price_breakpoints` (bounds its memory: a few hundred MB at most).
 BLOCK_ENTRIES = 2_000_000
 #: A class is priced at every start when its window has fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts
-#: (:func:`price_breakpoints`).
-DENSE_FACTOR = 16
+#: (:func:`price_breakpoints`). A scratch sweep over 0, 8, 16, 32, 64 and 10⁹ at 10,000 LMSYS requests,
+#: on three multiplier shapes (Δ = 16 and 64 over the makespan, Δ = 80 over five), put 32 within 10 %
+#: of the fastest factor on each; the per-pass times are in ``results/pricing_speed``.
+DENSE_FACTOR = 32
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,7 @@ def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarra
         if (cut := stopped()) is not None:
             return cut
         c1 = c0 + 1
+        # an eighth of the breakpoint path's block: each entry here takes several temporaries in _rc
         while c1 < by_width.size and (c1 - c0 + 1) * int(width[by_width[c1]]) <= BLOCK_ENTRIES // 8:
             c1 += 1
         rows = by_width[c0:c1]
