@@ -529,6 +529,8 @@ BOUNDS.register("zone-lp", "llmopt.opt.bounds:zone_lp_bound",
                 "LP relaxation with peak-zone rows (large requests' ramps kept whole), certified by its duals")
 BOUNDS.register("zone-colgen", "llmopt.opt.clique_bounds:zone_colgen_bound",
                 "the zone-lp relaxation by column generation (zone rows separated), certified by its multipliers")
+BOUNDS.register("zone-tree", "llmopt.opt.zone_tree:zone_tree_bound",
+                "branch-and-bound on the zone-lp over start windows (n <= 60), certified by its tree")
 BOUNDS.register("lagrangian", "llmopt.opt.lagrangian_bound:lagrangian_bound",
                 "the LP's Lagrangian by subgradient ascent over bucketed multipliers (trace scale), certified by its λ")
 BOUNDS.register("lag-lp", "llmopt.opt.clique_bounds:lag_lp_bound",

@@ -111,12 +111,19 @@ def check_clique(instance: Instance, members: Mapping[Any, Any]) -> dict[int, tu
 
 def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarray],
                             cliques: Sequence[tuple[Mapping[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]],
-                            upper_bound_starts: Mapping[str, Any] | None, *, workers: int = 1) -> float:
+                            upper_bound_starts: Mapping[str, Any] | None, *, workers: int = 1,
+                            box: Mapping[int, tuple[int, int]] | None = None) -> float:
     """The Lagrangian value of the module docstring for cliques already proved valid.
 
     ``lam`` and each clique's ``μ`` are validated ``(times, values)``; with ``workers = K`` the memory
     rows are at ``K·M`` and at most ``K`` zones of a clique overlap (``− K·Σμ``), windows on the pooled
     instance (:func:`llmopt.verify.zone_certificate.check_zone_certificate` documents that case).
+
+    With ``box`` (``{position: (lo, hi)}``, validated integers from the caller) the value bounds the
+    schedules whose starts also lie in ``lo … hi``: the minimum is then taken over the certified
+    window cut to the box (the bound of one node of a branch-and-bound tree,
+    :mod:`llmopt.verify.tree_certificate`). A box that empties a window is the caller's to handle:
+    it raises.
     """
     lt, lv = lam
     K = int(workers)
@@ -130,6 +137,12 @@ def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarra
     pooled = instance if K == 1 else Instance(K * instance.M, instance.requests, name=instance.name,
                                               predictions_may_miss=instance.predictions_may_miss)
     lo, hi = certified_windows(pooled, upper_bound_starts)
+    if box:
+        lo, hi = lo.copy(), hi.copy()
+        for i, (b_lo, b_hi) in box.items():
+            lo[i], hi[i] = max(int(lo[i]), b_lo), min(int(hi[i]), b_hi)
+        if np.any(lo > hi):
+            raise CertificateError("the box leaves some request no start")
     origin = int(lo.min())
     mem = _prefix_sums(lt, lv, origin)
     zone = [_prefix_sums(mt, mv, origin) for _, (mt, mv) in cliques]

@@ -1,4 +1,5 @@
-"""Golden numbers of issue 23's committed results: ``results/schedule_polish`` and ``results/trace_bracket``.
+"""Golden numbers of issue 23's committed results: ``results/schedule_polish``, ``results/trace_bracket``
+and ``results/zone_tree``.
 
 * ``schedule_polish``: every stored final schedule (``final_starts``, the ``cp-sat-lns`` stage after the
   replayed pipeline) passes the checker with exactly the stored ``final_tel``, and never above the
@@ -9,6 +10,10 @@
   the budgeted searches (``sgs-lagrangian``, ``lns``) are not recomputable, so their stored starts are
   re-verified by the checker at their stored TEL (the LP stages are not rerun: their time limits make them
   wall-clock dependent).
+* ``zone_tree``: the one point the tree proves (AM1 n = 16) is proved again from MC-SF's schedule (no
+  time limit: the tree is deterministic then) at the committed best found, and the README's count of
+  instances where the tree's bound is above B&C's is recomputed from the records (the budgeted runs
+  themselves are wall-clock dependent and are not rerun).
 
 A failure means a change moved a committed number: rerun the benchmark named in the folder's README.
 Breakage caught (by hand): the discrete step taken as the median instead of the mean batch iteration in
@@ -79,3 +84,33 @@ def test_trace_bracket_policies_and_energy_at_n_1000() -> None:
             else:
                 assert simulate(inst, make_policy(name)).tel == got["tel"], (label, name)
         assert compute_bound("energy", inst).value == row["bounds"]["energy"]["value"], label
+
+
+def test_zone_tree_proves_its_committed_point_again() -> None:
+    import math
+
+    from llmopt.engine.discrete import simulate
+    from llmopt.formulations.zones import default_split
+    from llmopt.model.result import SolveStatus
+    from llmopt.model.windows import start_windows
+    from llmopt.opt.zone_tree import zone_tree
+    from llmopt.policies import make_policy
+    from llmopt.verify.tree_certificate import check_tree_certificate
+    from llmopt.workloads import make_instance
+
+    rows = records("zone_tree")
+    proved = [r for r in rows if r["tree_proves"]]
+    assert [(r["workload"], r["n"], r["best"]) for r in proved] == [("jaillet-am1", 16, 960)]
+    row = proved[0]
+    params = {k: tuple(v) for k, v in row["params"].items()}
+    inst = make_instance(row["workload"], seed=row["seed"], **params)
+    mcsf = simulate(inst, make_policy("mc-sf"))
+    split = default_split(inst.M)
+    res = zone_tree(inst, upper_bound_starts=mcsf.starts, windows=start_windows(inst, mcsf.tel), split=split)
+    assert res.status is SolveStatus.OPTIMAL and res.incumbent == row["best"]
+    check = check_tree_certificate(inst, res.nodes, split, mcsf.starts)
+    assert math.ceil(check.bound - 1e-6) == row["best"]
+    wins = sum(r["bc_bound"] is not None and r["tree_bound"] > r["bc_bound"] for r in rows)
+    readme = (RESULTS / "zone_tree" / "README.md").read_text()
+    assert f"above B&C's on **{wins} of {len(rows)}**" in readme
+    assert all(r["tree_bound"] <= r["best"] + 1e-6 for r in rows)

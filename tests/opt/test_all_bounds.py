@@ -27,7 +27,9 @@ What is checked, per bound stage:
    :func:`llmopt.formulations.closed_form_dual.closed_form_dual`; ``sum-of-outputs`` (certificate
    ``λ = 0``) — a small ``λ`` slipped into the empty certificate on its way to the checker;
    ``energy`` — the claimed value + 1, and a non-SRPT order; ``zone-lp`` — the largest zone
-   multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.opt.bounds.zone_multipliers`
+   multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.opt.bounds.zone_multipliers`;
+   ``zone-tree`` — the claimed bound of :func:`llmopt.opt.zone_tree.zone_tree` nudged up, and a
+   tree whose root's two children are one node (rejected as not a tree)
    (``tests/formulations/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
    negative and a non-finite ``λ``, and the energy checker a claim above its value
    (cross-reference to ``tests/opt/test_energy_bound.py``, which tests the energy certificate in depth).
@@ -304,6 +306,29 @@ def _tamper_clique_members(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(lc_mod, "positions_of", tampered)
 
 
+def _tamper_tree(which: str) -> Callable[[pytest.MonkeyPatch], None]:
+    """Corrupt the ``zone-tree`` result: its claimed bound nudged up (``"claim"``), or the root's
+    two children made one node (``"shape"``)."""
+
+    def patch(mp: pytest.MonkeyPatch) -> None:
+        import llmopt.opt.zone_tree as tree_mod
+        from llmopt.verify.tree_certificate import TreeSplit
+
+        real = tree_mod.zone_tree
+
+        def tampered(*args, **kwargs):
+            res = real(*args, **kwargs)
+            if which == "claim":
+                return replace(res, bound=res.bound * SCALE)
+            root = res.nodes[0]
+            assert isinstance(root, TreeSplit), "the tampering needs a tree that branched"
+            return replace(res, nodes=(replace(root, high=root.low), *res.nodes[1:]))
+
+        mp.setattr(tree_mod, "zone_tree", tampered)
+
+    return patch
+
+
 @dataclass(frozen=True)
 class Tampering:
     """How to corrupt one stage's certificate, on which instance, and what must catch it."""
@@ -330,6 +355,8 @@ TAMPERINGS: dict[str, list[Tampering]] = {
                     Tampering(_tamper_clique_colgen("lambda"), PEAKS, 10),
                     Tampering(_tamper_clique_members, PEAKS, 10, raises="clique")],
     "lagrangian": [Tampering(_tamper_subgradient, IDENTICAL, 12)],
+    "zone-tree": [Tampering(_tamper_tree("claim"), PEAKS, 10),
+                  Tampering(_tamper_tree("shape"), PEAKS, 10, raises="reached twice")],
     "lag-lp": [Tampering(_tamper_clique_colgen("mu"), PEAKS, 10),
                Tampering(_tamper_clique_colgen("lambda"), IDENTICAL, 12),  # on PEAKS its cliques carry it all
                Tampering(_tamper_clique_members, PEAKS, 10, raises="clique")],
