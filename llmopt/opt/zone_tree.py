@@ -81,8 +81,8 @@ class TreeResult:
     ----------
     status : SolveStatus
         ``OPTIMAL`` when every leaf's checked bound reached the incumbent (the incumbent is then
-        optimal); ``TIME_LIMIT`` at the time limit; ``NOT_SOLVED`` at the node limit or when the root
-        LP was not solved.
+        optimal); ``TIME_LIMIT`` at the time limit; ``NOT_SOLVED`` at the node limit, when the root
+        LP was not solved, or when the tree closed with its least leaf below the incumbent (round-off).
     bound : float or None
         The least leaf value (checked by the checker's function as the tree was built; the stage
         re-checks the whole tree).
@@ -108,7 +108,8 @@ class TreeResult:
 
 @dataclass
 class _Open:
-    """A node not yet solved: its box and what its parent certified for it."""
+    """A node of the search: its tree index and box, and a checked bound with the multipliers that
+    certify it — its parent's until the node's own LP is solved, then its own."""
 
     index: int
     box: dict[int, tuple[int, int]]
@@ -168,6 +169,7 @@ class _Search:
         from llmopt.formulations.hindsight_ip import formulate
         from llmopt.formulations.zones import with_zone_rows
         from llmopt.solvers.warm_lp import WarmLP
+        from llmopt.verify.certificates import certified_windows
         from llmopt.verify.checker import check_schedule
         from llmopt.verify.zone_certificate import certified_zones
 
@@ -176,6 +178,11 @@ class _Search:
             raise ValueError(f"upper_bound_starts is not a feasible schedule: {report.violations[:1]}")
         self.instance, self.ub_starts = instance, upper_bound_starts
         self.incumbent, self.best_starts = int(report.tel), dict(upper_bound_starts)
+        # the LP's windows cut to the checker's: every box the search forms then holds a start there
+        c_lo, c_hi = certified_windows(instance, upper_bound_starts)
+        lo = tuple(max(int(a), int(b)) for a, b in zip(windows.lo, c_lo, strict=True))
+        hi = tuple(min(int(a), int(b)) for a, b in zip(windows.hi, c_hi, strict=True))
+        windows = StartWindows(lo, hi, windows.horizon, windows.reason + ", cut to the certified windows")
         model = with_zone_rows(formulate(instance, windows, aggregate=False), instance, split).relax()
         self.model = replace(model, col_upper=np.full(model.n_cols, np.inf))  # duals alone certify
         x_block = self.model.cols("x")
@@ -208,8 +215,8 @@ class _Search:
         self.nodes[index] = TreeLeaf(lam, mu)
         self.leaf_values.append(value)
 
-    def split(self, node: _Open, i: int, t: int) -> tuple[int, int]:
-        """Make ``node`` a split of ``i`` at ``t``; the indices of its two (undefined) children."""
+    def branch(self, node: _Open, i: int, t: int) -> tuple[int, int]:
+        """Make ``node`` a split of request ``i`` at ``t``; the indices of its two (undefined) children."""
         low, high = len(self.nodes), len(self.nodes) + 1
         self.nodes[node.index] = TreeSplit(i, t, low, high)
         self.nodes.extend([None, None])
@@ -258,11 +265,13 @@ class _Search:
     def fix_by_reduced_cost(self, node: _Open, rc: np.ndarray, upper: np.ndarray) -> _Open:
         """Cut off the starts that lie in no schedule better than the incumbent.
 
-        Under multipliers of Lagrangian value ``z`` over the box, a start ``k`` of request ``i`` with
-        reduced cost ``d`` lies in no schedule of TEL ``< z + d``: the box with ``i``'s window cut to
-        such starts has value ``z + min d >= z + d``. The starts below (above) the least (greatest)
-        start with ``z + d <= incumbent − 1`` become a leaf with the node's multipliers, kept only
-        if the checker's value there closes it. Returns the node that remains, its box narrowed."""
+        For the LP's own optimum ``z`` and duals, a start ``k`` of request ``i`` with reduced cost
+        ``d`` lies in no schedule of TEL ``< z + d`` (the box with ``i``'s window cut to such starts
+        has Lagrangian value ``>= z + d``). Here ``z`` is the checked value, which may differ from the
+        LP's by round-off or narrower checker windows, so the rule only *proposes* cuts: the starts
+        below (above) the least (greatest) start with ``z + d <= incumbent − 1`` become a leaf with the
+        node's multipliers, kept only if the checker's value there closes it (that check is what
+        makes a cut safe). Returns the node that remains, its box narrowed."""
         for i, cols in enumerate(self.req_cols):
             cols = cols[upper[cols] > 0]
             if cols.size < 2:
@@ -279,14 +288,15 @@ class _Search:
                 cut_value = self.checked(node.lam, node.mu, cut_box)
                 if not _closes(cut_value, self.incumbent):
                     continue
-                low, high = self.split(node, i, t)
+                low, high = self.branch(node, i, t)
                 cut, rest = (low, high) if cut_low else (high, low)
                 self.leaf(cut, node.lam, node.mu, cut_value)
                 self.counts["cut"] += 1
                 node = _Open(rest, rest_box, node.bound, node.lam, node.mu)
         return node
 
-    def choose_split(self, node: _Open, x: np.ndarray, value: float, strong: int) -> tuple[int, int] | None:
+    def choose_split(self, node: _Open, x: np.ndarray, value: float, strong: int,
+                     deadline: float | None = None) -> tuple[int, int] | None:
         """The split of the best of ``strong`` candidates by the product of its children's LP gains
         (strong branching; the first candidate alone when ``strong <= 1``)."""
         cands = _candidates(x, self.col_req, self.col_k, self.peak)[:max(1, strong)]
@@ -296,7 +306,8 @@ class _Search:
         for _, i, t in cands:
             gains = []
             for box in _child_boxes(node.box, i, t):
-                sol = self.lp.solve(self.upper(box))
+                left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+                sol = self.lp.solve(self.upper(box), time_limit=left)
                 gains.append(1e9 if sol.objective is None else max(sol.objective - value, 1e-6))
             if gains[0] * gains[1] > best:
                 best, choice = gains[0] * gains[1], (i, t)
@@ -384,12 +395,14 @@ def zone_tree(
                 node = tree.fix_by_reduced_cost(node, sol.col_dual, upper)
         else:  # round-off: the parent's multipliers certify more; the LP still guides the search
             tree.offer_from_lp(sol.x)
-        choice = None if _closes(node.bound, tree.incumbent) else tree.choose_split(node, sol.x, node.bound, strong)
+        choice = None
+        if not _closes(node.bound, tree.incumbent):
+            choice = tree.choose_split(node, sol.x, node.bound, strong, deadline)
         if choice is None:  # closed by its bound, or an integral LP solution: the node's optimum
             tree.leaf(node.index, node.lam, node.mu, node.bound)
             continue
         i, t = choice
-        for j, box in zip(tree.split(node, i, t), _child_boxes(node.box, i, t), strict=True):
+        for j, box in zip(tree.branch(node, i, t), _child_boxes(node.box, i, t), strict=True):
             heapq.heappush(heap, (node.bound, j, _Open(j, box, node.bound, node.lam, node.mu)))
         now = time.perf_counter()
         if progress is not None and now - last_print > 5.0:

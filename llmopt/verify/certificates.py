@@ -12,7 +12,7 @@ evaluated over are derived here from the instance and from a schedule that
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,8 @@ from llmopt.model.instance import Instance
 from llmopt.model.tolerance import LAMBDA_CHECK_TOL
 from llmopt.verify.checker import check_schedule
 
-__all__ = ["CertificateError", "certificate_horizon", "certified_windows", "check_lower_bound_certificate"]
+__all__ = ["CertificateError", "certificate_horizon", "certified_windows", "check_lower_bound_certificate",
+           "rounding_margin"]
 
 
 class CertificateError(ValueError):
@@ -190,7 +191,34 @@ def check_lower_bound_certificate(
             k = _run_candidates(runs, rel, values, prefix, s, o, k_lo, k_hi)
         total += count * _cost(prefix, s, o, k).min()
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    return float(C + total - instance.M * np.longdouble(total_lambda))
+    margin = rounding_margin(instance, origin, int(hi.max()) - origin, instance.M, (times, values))
+    return float(C + total - instance.M * np.longdouble(total_lambda) - margin)
+
+
+def rounding_margin(instance: Instance, origin: int, k_max: int, capacity: int, lam: tuple[np.ndarray, np.ndarray],
+                    mus: Sequence[tuple[np.ndarray, np.ndarray]] = ()) -> float:
+    """A bound on the rounding error of a Lagrangian evaluation, which the checkers subtract.
+
+    Every value :func:`check_lower_bound_certificate` (or the clique checker, with zone multipliers
+    ``mus``) forms — prefix sums of ``λ`` and of ``(t − origin)·λ``, sums of ``μ``, a start's cost, the
+    running total — is at most ``W = Λ·(T + s_max + capacity) + Σμ + T`` in magnitude (``Λ = Σλ``,
+    ``T`` the largest relative time involved: ``k_max`` plus the longest output, or a multiplier's time),
+    and each comes from at most ``n + L + 16`` roundings of relative size ``eps`` of the extended type
+    (``L`` multipliers summed by ``cumsum``, ``n`` terms in the total). So the computed value is within
+    ``(n + L + 16)·eps·W`` of the exact one; the margin is 64 times that. It is negligible for
+    solver duals (below 1e-8 on a J §5.1 certificate) and large for absurd multipliers: without it,
+    ``λ_6 ≈ 8.6e18`` on a two-request instance certified 11 where OPT is 10 (found in review, issue 23).
+    """
+    sets = [lam, *mus]
+    reach = max((int(np.abs(t - origin).max()) for t, _ in sets if t.size), default=0)
+    o_max = max((r.output for r in instance.requests), default=0)
+    s_max = max((r.prompt for r in instance.requests), default=0)
+    T = float(max(reach, k_max + o_max, 1))
+    lam_sum = float(np.sum(lam[1], dtype=np.longdouble))
+    mu_sum = sum(float(np.sum(v, dtype=np.longdouble)) for _, v in mus)
+    W = lam_sum * (T + s_max + capacity) + mu_sum + T
+    count = instance.n + sum(t.size for t, _ in sets) + 16
+    return 64.0 * float(np.finfo(np.longdouble).eps) * count * W
 
 
 def _cost(prefix: Any, s: int, o: int, k: np.ndarray) -> np.ndarray:

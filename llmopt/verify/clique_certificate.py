@@ -44,7 +44,7 @@ import numpy as np
 
 from llmopt.model.instance import Instance
 from llmopt.model.tolerance import LAMBDA_CHECK_TOL
-from llmopt.verify.certificates import CertificateError, _multipliers, _prefix_sums, certified_windows
+from llmopt.verify.certificates import CertificateError, _multipliers, _prefix_sums, certified_windows, rounding_margin
 
 __all__ = ["certified_lag", "check_clique", "check_clique_certificate", "lagrangian_with_cliques"]
 
@@ -162,7 +162,11 @@ def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarra
             cost = cost + zone[q](k + o + b)[0] - zone[q](k + o - a)[0]
         total += count * cost.min()
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    return float(C + total)
+    b_max = max((b for members, _ in cliques for _, b in members.values()), default=0)
+    margin = rounding_margin(instance, origin, int(hi.max()) - origin + b_max, K * instance.M, lam,
+                             [mu for _, mu in cliques])
+    return float(C + total - margin)
+
 
 
 def check_clique_certificate(

@@ -240,7 +240,7 @@ def test_an_infeasible_box_is_closed_by_its_dual_ray():
     assert sol.status is SolveStatus.INFEASIBLE and sol.dual_ray is not None
     mult = search.ray_multipliers(sol.dual_ray, box)
     assert mult is not None
-    assert search.checked(*mult, box) >= search.incumbent
+    assert math.ceil(search.checked(*mult, box) - 1e-6) >= search.incumbent  # closes: no better TEL in the box
 
 
 def test_reduced_cost_cuts_are_leaves_the_checker_closes():
@@ -250,3 +250,19 @@ def test_reduced_cost_cuts_are_leaves_the_checker_closes():
     assert "cut" in res.message, res.message
     check = check_tree_certificate(inst, res.nodes, default_split(inst.M), dict(fcfs.starts))
     assert math.ceil(check.bound - 1e-6) == res.incumbent
+
+
+def test_windows_wider_than_the_checkers_are_cut_to_them():
+    """Horizon windows (the pipeline's ``windows="horizon"``) reach past the certified ones: the tree
+    cuts them, so no box leaves the checker's windows (this raised in review, issue 23)."""
+    from llmopt.model.windows import horizon_windows
+
+    inst = random_tiny_instance(random.Random(42), n_range=(3, 6), M_range=(6, 12), max_arrival=3)
+    fcfs = simulate(inst, make_policy("fcfs"))
+    opt, _ = exhaustive_opt(inst, fcfs.tel)
+    res = zone_tree(inst, upper_bound_starts=dict(fcfs.starts), windows=horizon_windows(inst),
+                    split=default_split(inst.M))
+    assert res.status is SolveStatus.OPTIMAL and res.incumbent == opt
+    res = compute_bound("zone-tree", inst, BoundContext(upper_bound_starts=dict(fcfs.starts),
+                                                        windows=horizon_windows(inst)))
+    assert res.verified and math.ceil(res.value - 1e-6) == opt, res.detail
