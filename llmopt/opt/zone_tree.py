@@ -45,14 +45,23 @@ import heapq
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from llmopt.model.instance import Instance
 from llmopt.model.result import SolveStatus
 from llmopt.model.windows import StartWindows
-from llmopt.opt.bounds import BoundContext, BoundResult, _no_bound, _too_large, _verdict, seed_schedule, time_budget
+from llmopt.opt.bounds import (
+    BoundContext,
+    BoundResult,
+    _no_bound,
+    _too_large,
+    _verdict,
+    _without_column_bounds,
+    seed_schedule,
+    time_budget,
+)
 from llmopt.verify.tree_certificate import TreeLeaf, TreeSplit
 
 __all__ = ["TreeResult", "DEFAULT_NODE_LIMIT", "DEFAULT_STRONG", "DEFAULT_TIME_LIMIT", "MAX_REQUESTS", "zone_tree",
@@ -183,8 +192,8 @@ class _Search:
         lo = tuple(max(int(a), int(b)) for a, b in zip(windows.lo, c_lo, strict=True))
         hi = tuple(min(int(a), int(b)) for a, b in zip(windows.hi, c_hi, strict=True))
         windows = StartWindows(lo, hi, windows.horizon, windows.reason + ", cut to the certified windows")
-        model = with_zone_rows(formulate(instance, windows, aggregate=False), instance, split).relax()
-        self.model = replace(model, col_upper=np.full(model.n_cols, np.inf))  # duals alone certify
+        self.model = _without_column_bounds(with_zone_rows(formulate(instance, windows, aggregate=False),
+                                                           instance, split).relax())
         x_block = self.model.cols("x")
         first = np.asarray(self.model.rows("eq2_assignment").labels["first"])
         self.col_req = first[np.asarray(x_block.labels["class"])]
