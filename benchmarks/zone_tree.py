@@ -158,8 +158,14 @@ The tree's bound is above B&C's on **{wins} of {len(rows)}** instances.
 
 Measured with `python benchmarks/zone_tree.py --seconds {seconds:g} --workers {workers}` on {platform.machine()}
 (Python {platform.python_version()}; the last invocation took {wall / 60:.0f} min wall). The two methods of an
-instance run one after the other in one worker process, so they share the machine alike; the
-machine's two cores were shared with `benchmarks/schedule_polish.py` (at `nice -n 15`) during the run.
+instance run one after the other in one worker process, so they share the machine alike (with
+`--workers 2` on this 2-core machine each worker had about one core).
+
+Every strong-branching probe now restarts from its node's optimal basis (`WarmLP.solve(basis=…)`;
+`results/bound_scaling` part (c): 35–46 % less time per node at n = 20–60, in unpaired runs). The run
+before that change (120 s, `--workers 1`, the other core busy with another benchmark) had the tree above
+B&C on 4 of 8, at 1,135.42 (AM1 n = 20), 1,350.65 (n = 22), 1,408.36 (n = 24), 285.03 (AM2 n = 13, 5,105
+nodes), 732.47 (n = 18), 1,677.27 (n = 26) and 1,672.40 (n = 35).
 """
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,12 @@ class WarmLP:
         self._lower = np.asarray(model.col_lower, dtype=float)
         self.solves = 0
 
-    def solve(self, col_upper: np.ndarray | None = None, time_limit: float | None = None) -> NodeSolution:
+    def basis(self) -> Any:
+        """The simplex basis the last solve ended with (HiGHS's ``HighsBasis``), for :meth:`solve`."""
+        return self.h.getBasis()
+
+    def solve(self, col_upper: np.ndarray | None = None, time_limit: float | None = None,
+              basis: Any = None) -> NodeSolution:
         """Re-solve with these column upper bounds (``None``: the model's own).
 
         Parameters
@@ -91,6 +97,10 @@ class WarmLP:
             One value per column; ``0`` removes a column (its lower bound must be 0).
         time_limit : float, optional
             Seconds for this solve.
+        basis : HighsBasis, optional
+            Start from this basis (one :meth:`basis` returned) instead of the last solve's: strong
+            branching probes both children of a node from the node's own optimal basis, which a
+            probe of the other child would otherwise have moved away.
         """
         import highspy
 
@@ -98,6 +108,8 @@ class WarmLP:
         upper = self._upper if col_upper is None else np.asarray(col_upper, dtype=float)
         if upper.shape != self._upper.shape:
             raise ValueError(f"col_upper has {upper.size} values, the model {self._upper.size} columns")
+        if basis is not None and self.h.setBasis(basis) != highspy.HighsStatus.kOk:
+            raise ValueError("basis rejected by HiGHS (not a basis of this model?)")
         inf = highspy.kHighsInf
         self.h.changeColsBounds(self.model.n_cols, self._idx, self._lower, np.where(np.isinf(upper), inf, upper))
         # HiGHS reads time_limit against its run clock, which keeps counting across re-solves

@@ -307,16 +307,19 @@ class _Search:
     def choose_split(self, node: _Open, x: np.ndarray, value: float, strong: int,
                      deadline: float | None = None) -> tuple[int, int] | None:
         """The split of the best of ``strong`` candidates by the product of its children's LP gains
-        (strong branching; the first candidate alone when ``strong <= 1``)."""
+        (strong branching; the first candidate alone when ``strong <= 1``). Must follow the node's
+        own LP solve: each probe re-solves from the basis that solve left (J AM1 n = 40, M = 40, ten
+        nodes: 25.8 s without the restart from it, 16.3 s with; one paired run)."""
         cands = _candidates(x, self.col_req, self.col_k, self.peak)[:max(1, strong)]
         if len(cands) <= 1:
             return (cands[0][1], cands[0][2]) if cands else None
         best, choice = -1.0, None
+        start = self.lp.basis()  # the node's optimal basis: every probe starts from it
         for _, i, t in cands:
             gains = []
             for box in _child_boxes(node.box, i, t):
                 left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-                sol = self.lp.solve(self.upper(box), time_limit=left)
+                sol = self.lp.solve(self.upper(box), time_limit=left, basis=start)
                 gains.append(1e9 if sol.objective is None else max(sol.objective - value, 1e-6))
             if gains[0] * gains[1] > best:
                 best, choice = gains[0] * gains[1], (i, t)

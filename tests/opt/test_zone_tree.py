@@ -209,6 +209,8 @@ def test_warm_resolve_equals_a_fresh_solve():
     tel = check_schedule(inst, starts).tel
     windows = start_windows(inst, tel)
     search = _Search(inst, starts, windows, default_split(inst.M), 1)
+    search.lp.solve()
+    root_basis = search.lp.basis()  # what strong-branching probes restart from
     rng = random.Random(3)
     for _ in range(6):
         box = {}
@@ -223,10 +225,24 @@ def test_warm_resolve_equals_a_fresh_solve():
         narrowed = StartWindows(tuple(lo), tuple(hi), windows.horizon, "test: a box")
         fresh_model = with_zone_rows(formulate(inst, narrowed, aggregate=False), inst).relax()
         fresh = get_solver(DEFAULT_SOLVER).solve(fresh_model)
+        from_root = search.lp.solve(search.upper(box), basis=root_basis)
         if fresh.objective is None:
-            assert warm.status is SolveStatus.INFEASIBLE
+            assert warm.status is SolveStatus.INFEASIBLE and from_root.status is SolveStatus.INFEASIBLE
         else:
             assert warm.objective == pytest.approx(fresh.objective, abs=1e-6)
+            assert from_root.objective == pytest.approx(fresh.objective, abs=1e-6)
+
+
+def test_a_basis_of_another_model_is_refused():
+    inst, starts, _ = _case(7)
+    other, other_starts, _ = _case(8)
+    mine = _Search(inst, starts, start_windows(inst, check_schedule(inst, starts).tel), default_split(inst.M), 1)
+    theirs = _Search(other, other_starts, start_windows(other, check_schedule(other, other_starts).tel),
+                     default_split(other.M), 1)
+    theirs.lp.solve()
+    assert mine.lp.model.n_cols != theirs.lp.model.n_cols
+    with pytest.raises(ValueError, match="basis rejected"):
+        mine.lp.solve(basis=theirs.lp.basis())
 
 
 def test_an_infeasible_box_is_closed_by_its_dual_ray():
