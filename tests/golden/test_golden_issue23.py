@@ -60,45 +60,22 @@ def test_schedule_polish_schedules_are_what_they_claim() -> None:
 
 @pytest.mark.skipif(not have_trace_data(), reason="LMSYS trace not available (LLMOPT_DATA)")
 def test_trace_bracket_policies_and_energy_at_n_1000() -> None:
-    from llmopt.engine.discrete import simulate
-    from llmopt.opt.bounds import compute_bound
-    from llmopt.opt.upper_bounds import UPPER_BOUNDS, SearchContext, find_schedule
-    from llmopt.policies import make_policy
-
     eb = benchmark("energy_bound")
     SEARCHES = benchmark("trace_bracket").SEARCHES
-    stored = {r["label"]: r for r in (json.loads(line) for line in
-                                      (RESULTS / "trace_bracket" / "rows.jsonl").read_text().splitlines())
-              if r["n"] == 1000 and "prefix_of" not in r}
+    stored = {r["label"]: r for r in _trace_rows() if r["n"] == 1000 and "prefix_of" not in r}
     cases, why = eb.trace_instances(1000, (50.0, 10.0))
     assert why is None, why
     assert {label for label, _, _ in cases} == set(stored)
     for label, inst, _ in cases:
-        row = stored[label]
-        for name, got in row["schedules"].items():
-            if name in SEARCHES:  # under a wall-clock budget: not recomputable, but its starts are stored
-                rep = check_schedule(inst, got["starts"])
-                assert rep.ok and rep.tel == got["tel"], (label, name)
-            elif name in UPPER_BOUNDS:
-                assert find_schedule(name, inst, SearchContext()).tel == got["tel"], (label, name)
-            else:
-                assert simulate(inst, make_policy(name)).tel == got["tel"], (label, name)
-        assert compute_bound("energy", inst).value == row["bounds"]["energy"]["value"], label
+        _check_trace_row(inst, stored[label], SEARCHES, recompute=True)
 
 
 @pytest.mark.skipif(not have_trace_data(), reason="LMSYS trace not available (LLMOPT_DATA)")
 def test_trace_bracket_prefix_rows() -> None:
     """The ``prefix_of`` rows (the first P arrivals of the λ = 10 run): the 1,000-prefix's policies,
     ``sgs-energy`` and ``energy`` recomputed; every prefix row's stored searches re-verified."""
-    from llmopt.engine.discrete import simulate
-    from llmopt.opt.bounds import compute_bound
-    from llmopt.opt.upper_bounds import UPPER_BOUNDS, SearchContext, find_schedule
-    from llmopt.policies import make_policy
-
     tb = benchmark("trace_bracket")
-    stored = {r["label"]: r for r in (json.loads(line) for line in
-                                      (RESULTS / "trace_bracket" / "rows.jsonl").read_text().splitlines())
-              if "prefix_of" in r}
+    stored = {r["label"]: r for r in _trace_rows() if "prefix_of" in r}
     sizes = sorted({r["n"] for r in stored.values()})
     assert sizes == [1000, 3000]
     cases, why = tb._cases(10000, (10.0,), tuple(sizes))
@@ -108,16 +85,31 @@ def test_trace_bracket_prefix_rows() -> None:
     for label, inst in prefixes.items():
         row = stored[label]
         assert (inst.n, inst.total_output) == (row["n"], row["sum_o"])
-        for name, got in row["schedules"].items():
-            if name in tb.SEARCHES:
-                rep = check_schedule(inst, got["starts"])
-                assert rep.ok and rep.tel == got["tel"], (label, name)
-            elif inst.n == 1000 and name in UPPER_BOUNDS:
-                assert find_schedule(name, inst, SearchContext()).tel == got["tel"], (label, name)
-            elif inst.n == 1000:
-                assert simulate(inst, make_policy(name)).tel == got["tel"], (label, name)
-        if inst.n == 1000:
-            assert compute_bound("energy", inst).value == row["bounds"]["energy"]["value"], label
+        _check_trace_row(inst, row, tb.SEARCHES, recompute=inst.n == 1000)
+
+
+def _trace_rows() -> list[dict]:
+    return [json.loads(line) for line in (RESULTS / "trace_bracket" / "rows.jsonl").read_text().splitlines()]
+
+
+def _check_trace_row(inst: Instance, row: dict, searches: tuple[str, ...], recompute: bool) -> None:
+    """A ``trace_bracket`` row's searches (under a wall-clock budget: not recomputable, but their starts
+    are stored) re-verified at their TEL; with ``recompute``, its other schedules and ``energy`` recomputed."""
+    from llmopt.engine.discrete import simulate
+    from llmopt.opt.bounds import compute_bound
+    from llmopt.opt.upper_bounds import UPPER_BOUNDS, SearchContext, find_schedule
+    from llmopt.policies import make_policy
+
+    for name, got in row["schedules"].items():
+        if name in searches:
+            rep = check_schedule(inst, got["starts"])
+            assert rep.ok and rep.tel == got["tel"], (row["label"], name)
+        elif recompute and name in UPPER_BOUNDS:
+            assert find_schedule(name, inst, SearchContext()).tel == got["tel"], (row["label"], name)
+        elif recompute:
+            assert simulate(inst, make_policy(name)).tel == got["tel"], (row["label"], name)
+    if recompute:
+        assert compute_bound("energy", inst).value == row["bounds"]["energy"]["value"], row["label"]
 
 
 def test_zone_tree_proves_its_committed_point_again() -> None:
