@@ -17,66 +17,24 @@ the least-squares exponent of each time against ``M`` (log–log). An exponent a
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from llmopt.engine.discrete import Decision, simulate
-from llmopt.policies.a_min import AMin
-from llmopt.verify.checker import check_schedule
-from llmopt.workloads.chen import chen_worst_case
+from llmopt.bench.speed_cases import AMIN_READINGS, AMIN_U, AMIN_WAVES, amin_step_run
 
-U = 50
-WAVES = 10
-READINGS = {"certified": {}, "repaired": {"running_estimate": "repaired"}}
-
-
-class _Timed(AMin):
-    """A_min that times every ``decide`` call and records the running set's size."""
-
-    def reset(self, M: int) -> None:
-        super().reset(M)
-        self.times: list[float] = []
-        self.cancelling: list[float] = []
-        self.max_running = 0
-        self.admissions = 0  # requests put into the running set, including those the repaired reading takes back
-        add = self.running.add
-
-        def counted(request: Any, start: int, estimate: int) -> None:
-            self.admissions += 1
-            add(request, start, estimate)
-
-        self.running.add = counted  # type: ignore[method-assign]
-
-    def decide(self, t: int) -> Decision:
-        before = self.cancellations
-        self.max_running = max(self.max_running, len(self.running))
-        t0 = time.perf_counter()
-        d = super().decide(t)
-        dt = time.perf_counter() - t0
-        self.times.append(dt)
-        if self.cancellations > before:
-            self.cancelling.append(dt)
-        return d
+U = AMIN_U
+WAVES = AMIN_WAVES
+READINGS = AMIN_READINGS
 
 
 def measure(M: int, reading: str, seed: int = 0) -> dict[str, Any]:
     """One run at memory ``M``: per-decision times (seconds) and the running set's peak size."""
-    probe = chen_worst_case(seed, u=U, n=1000, M=M)
-    mean_work = sum(r.prompt + r.output for r in probe.requests) / probe.n
-    n = max(1000, math.ceil(WAVES * M / mean_work))
-    inst = chen_worst_case(seed, u=U, n=n, M=M)
-    policy = _Timed(seed=seed, **READINGS[reading])
-    sched = simulate(inst, policy)
-    rep = check_schedule(inst, sched.starts, evictions=sched.evictions)
-    if not (rep.ok and rep.tel == sched.tel):
-        raise AssertionError(f"M={M} {reading}: schedule rejected by the checker")
+    policy, n = amin_step_run(M, reading, seed)
     times = np.array(policy.times)
     return {"M": M, "reading": reading, "n": n, "decisions": len(times), "cancelling": len(policy.cancelling),
             "max_running": policy.max_running, "admissions": policy.admissions / max(1, len(times)),

@@ -21,8 +21,9 @@ import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from llmopt.bench.speed_cases import CHEN_SPEED_POLICIES, count_decisions
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
 from llmopt.papers.chen.lmsys_report import SETTINGS
@@ -30,7 +31,7 @@ from llmopt.policies import make_policy_spec
 from llmopt.verify.timed import check_timed_schedule
 from llmopt.workloads.chen import chen_lmsys
 
-POLICIES = ("h-sf", "a-max", "a-min", "a-min-multi", "a-ell", "a-random")
+POLICIES = CHEN_SPEED_POLICIES
 #: Settings whose intervals are disjoint buckets (Algorithm 5's premise).
 _BUCKETED = ("exp1", "exp2")
 
@@ -44,19 +45,6 @@ class Cell(NamedTuple):
     iterations: int | None
     latency: float | None
     note: str
-
-
-def _count_decisions(policy: Any) -> list[int]:
-    """Wrap ``policy.decide`` to count its calls; returns the one-element counter."""
-    counter = [0]
-    decide = policy.decide
-
-    def counted(t: Any) -> Any:
-        counter[0] += 1
-        return decide(t)
-
-    policy.decide = counted
-    return counter
 
 
 def measure(seed: int = 0, n: int = 2000, repeats: int = 3) -> dict[tuple[str, str], Cell]:
@@ -76,7 +64,7 @@ def measure(seed: int = 0, n: int = 2000, repeats: int = 3) -> dict[tuple[str, s
                 simulate_continuous(inst, policy, cost)
                 times.append(time.perf_counter() - t0)
             policy = make_policy_spec(p, seed=seed)
-            counter = _count_decisions(policy)
+            counter = count_decisions(policy)
             sched = simulate_continuous(inst, policy, cost)
             check = check_timed_schedule(inst, sched.starts, sched.batch_start, sched.batch_duration, cost,
                                          evictions=sched.evictions)

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-HEAVY = ("scipy", "pandas", "matplotlib", "highspy", "ortools", "pulp")
+from llmopt.bench.speed_cases import HEAVY, heavy_modules_of, modules_loaded_by_simulate
 
 
 def _best(fn: Any, repeat: int) -> float:
@@ -64,28 +64,9 @@ def _run(cmd: list[str]) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def heavy_modules_of(module: str) -> list[str]:
-    """The heavy top-level packages that importing ``module`` loads, in a fresh interpreter."""
-    code = f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    return [m for m in json.loads(out.replace("'", '"')) if m in HEAVY]
-
-
-def modules_loaded_by_simulate(path: Path, policy: str) -> list[str]:
-    """Which of NumPy, pydantic and the :data:`HEAVY` packages one ``llmopt simulate`` run loads."""
-    code = ("import sys; from llmopt.cli.main import app\n"
-            f"try: app(['simulate', {str(path)!r}, '--policy', {policy!r}, '--json'])\n"
-            "except SystemExit: pass\n"
-            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)")
-    err = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stderr
-    return [m for m in err.split() if m in ("numpy", "pydantic", *HEAVY)]
-
-
 def instances(folder: Path) -> list[tuple[str, Path, str]]:
     """``(label, file, policy)`` of the instances timed, written into ``folder``."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from simulator_speed import make_workload
-
+    from llmopt.bench.speed_cases import make_workload
     from llmopt.model.instance import save_instance
 
     out = []
@@ -137,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: work {work_s:.2f} s, CLI {cli_s:.2f} s, ratio {cli_s / work_s:.2f}", flush=True)
             rows[-1]["loaded"] = modules_loaded_by_simulate(path, policy)
         # the terminal output (a summary) against --json on a large instance: issue 27 asks for <= 2x
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from simulator_speed import make_workload
-
+        from llmopt.bench.speed_cases import make_workload
         from llmopt.model.instance import save_instance
 
         big = Path(tmp) / f"discrete_n{args.summary_n}.json"

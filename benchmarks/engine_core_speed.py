@@ -42,17 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from simulator_speed import make_workload  # noqa: E402
-
-from llmopt.engine.continuous import simulate_continuous  # noqa: E402
-from llmopt.engine.cost_model import make_cost_model  # noqa: E402
-from llmopt.engine.discrete import EvictionLoopError, simulate  # noqa: E402
-from llmopt.model.instance import Instance, Request  # noqa: E402
-from llmopt.model.schedule import Schedule  # noqa: E402
-from llmopt.model.timed_instance import TimedInstance, TimedRequest  # noqa: E402
-from llmopt.model.timed_schedule import TimedSchedule  # noqa: E402
-from llmopt.policies import make_policy, make_policy_spec  # noqa: E402
+from llmopt.bench.speed_cases import make_workload
+from llmopt.engine.continuous import simulate_continuous
+from llmopt.engine.cost_model import make_cost_model
+from llmopt.engine.discrete import EvictionLoopError, simulate
+from llmopt.model.instance import Instance, Request
+from llmopt.model.schedule import Schedule
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
+from llmopt.model.timed_schedule import TimedSchedule
+from llmopt.policies import make_policy, make_policy_spec
 
 #: Seconds per discrete step when an instance is run in continuous time (≈ one decode batch
 #: of ~30 requests holding a full cache under the Llama2-70B / 2×A100 cost model).

@@ -23,34 +23,12 @@ import json
 import multiprocessing as mp
 import platform
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from llmopt.bench.speed_cases import presolve_instances, presolve_models
 from llmopt.model.canonical import CanonicalModel
-from llmopt.model.instance import Instance, Request
-from llmopt.model.windows import start_windows
-from llmopt.opt.hindsight import upper_bound_schedules
 from llmopt.solvers import solver_versions
-from llmopt.workloads.jaillet import jaillet_am1, jaillet_am2
-
-
-def _instances() -> dict[str, Instance]:
-    long = Instance(M=2_000_002, requests=(Request("a", 0, 1, 2_000_000), Request("b", 0, 1, 1)))
-    return {"am1 seed 0": jaillet_am1(0), "am1 seed 1": jaillet_am1(1), "am2 seed 0": jaillet_am2(0),
-            "2M-token output": long}
-
-
-def _models(inst: Instance) -> dict[str, CanonicalModel]:
-    from llmopt.formulations.dual import formulate_dual
-    from llmopt.formulations.hindsight_ip import formulate
-
-    best = min(s.tel for s in upper_bound_schedules(inst, search_evals=0).values())
-    win = start_windows(inst, best)
-    lp = formulate(inst, win).relax()
-    return {"lp": replace(lp, col_upper=np.full(lp.n_cols, np.inf)), "dual-lp": formulate_dual(inst, win)}
 
 
 def _solve(model: CanonicalModel, presolve: str, time_limit: float, queue: Any) -> None:
@@ -83,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     rows = []
-    for name, inst in _instances().items():
-        for kind, model in _models(inst).items():
+    for name, inst in presolve_instances().items():
+        for kind, model in presolve_models(inst).items():
             row: dict[str, Any] = {"instance": name, "lp": kind, "rows": model.n_rows, "cols": model.n_cols,
                                    "nnz": model.nnz}
             for presolve in ("on", "off"):

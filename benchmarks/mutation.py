@@ -12,6 +12,7 @@ selection already fails unmutated. The score is ``caught / (caught + survived)``
     python benchmarks/mutation.py --list             # the list, and whether each mutant applies
     python benchmarks/mutation.py --only cost-first-token-twice checker-arrival-le
     python benchmarks/mutation.py --category certificate colgen
+    python benchmarks/mutation.py --only ID... --out results/mutation --merge   # replace only these rows
 
 The working tree is never written. The tool copies the repository once — the files ``git ls-files -co
 --exclude-standard`` names: tracked files as they are in the working tree, and untracked files that git
@@ -46,7 +47,14 @@ was imported at all (``exercised``); a survivor that was never imported needs a 
 Runs are made deterministic: ``--hypothesis-seed=0``, an empty Hypothesis example database per run,
 ``PYTHONHASHSEED=0``. Each distinct selection first runs once unmutated; a mutant whose selection fails
 there is an error, not a catch. A selection path that does not exist in the copy is left out with a note
-(tests another change has not landed yet).
+(tests another change has not landed yet). The copies get ``LLMOPT_DATA`` (the staged trace data the
+checkout's tests would find, :func:`trace_data`): from a temporary folder they would not find it, and every
+test that needs the traces would skip.
+
+``--out`` writes ``results.json`` and ``README.md``; with ``--merge`` the mutants run now replace their rows
+of the report already there and every other row is kept (the committed report is read before anything
+runs). Every row records the run it comes from (commit and date) and the report lists the runs, so a
+report put together from several runs says which row is from which.
 """
 
 from __future__ import annotations
@@ -320,7 +328,23 @@ def child_env(copy: Path, boot: Path, probe: Path) -> dict[str, str]:
                LLMOPT_MUTATION_PROBE=str(probe), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
+    data = trace_data()
+    if data is not None:
+        env.setdefault("LLMOPT_DATA", str(data))
     return env
+
+
+def trace_data() -> Path | None:
+    """The staged trace data a test of the main checkout would find (``$LLMOPT_DATA``, else the
+    checkout's ``../shared/data``), or ``None``. A copy lives in a temporary folder, where the tests'
+    ``../shared/data`` does not exist: without ``LLMOPT_DATA`` every test that needs the traces (e.g.
+    the golden rows of trace-driven suites) would be skipped in every run, and a mutant they catch
+    would survive."""
+    env = os.environ.get("LLMOPT_DATA")
+    if env:
+        return Path(env)
+    here = ROOT.parent / "shared" / "data"
+    return here if (here / "traces").is_dir() else None
 
 
 def inside(path: str, folder: Path) -> bool:
@@ -508,8 +532,11 @@ def _where(path: str, copy: Path) -> str:
     return path
 
 
-def score(records: Sequence[Record]) -> dict[str, Any]:
-    counts = {s: sum(r.status == s for r in records) for s in ("caught", "timeout", "survived", "error")}
+def score(records: Sequence[Record] | Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by status, and ``caught / (caught + survived)`` (a timeout counts as caught, an error not at
+    all), of records or of report rows (``results.json`` ``mutants``)."""
+    statuses = [r["status"] if isinstance(r, dict) else r.status for r in records]
+    counts = {s: statuses.count(s) for s in ("caught", "timeout", "survived", "error")}
     killed = counts["caught"] + counts["timeout"]
     scored = killed + counts["survived"]
     pct = 100.0 * killed / scored if scored else 0.0
@@ -536,10 +563,14 @@ def git_state(root: Path) -> tuple[str, int]:
     return head, len(dirty)
 
 
-def write_report(out: Path, doc: dict[str, Any], records: Sequence[Record]) -> None:
+def write_report(out: Path, doc: dict[str, Any]) -> None:
+    """Write ``results.json`` and ``README.md`` from ``doc`` (its ``mutants`` rows, each with the ``run`` —
+    commit and date — it comes from, and its ``runs``)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     s = doc["score"]
+    rows: list[dict[str, Any]] = doc["mutants"]
+    runs: list[dict[str, Any]] = doc["runs"]
     lines = [
         "# Mutation testing",
         "",
@@ -551,12 +582,29 @@ def write_report(out: Path, doc: dict[str, Any], records: Sequence[Record]) -> N
         "",
         f"**Score: {score_line(s)}.**",
         "",
-        f"Run {doc['date']} on commit `{doc['commit'][:12]}` ({doc['dirty_files']} files differing from it in the "
-        f"working tree that was copied), Python {doc['python']}, {doc['jobs']} job(s), {doc['wall_s']:.0f} s:",
-        "",
-        "```",
-        doc["command"],
-        "```",
+    ]
+    if len(runs) == 1:
+        r = runs[0]
+        lines += [
+            f"Run {r['date']} on commit `{r['commit'][:12]}` ({r['dirty_files']} files differing from it in the "
+            f"working tree that was copied), Python {r['python']}, {r['jobs']} job(s), {r['wall_s']:.0f} s:",
+            "",
+            "```",
+            r["command"],
+            "```",
+        ]
+    else:
+        lines += [
+            f"The rows come from {len(runs)} runs (`--merge` replaces the rows of the mutants it runs and keeps",
+            "the others; each row names its run in the last column of *Every mutant*):",
+            "",
+            "| run | date | commit | files differing | Python | jobs | s | mutants | command |",
+            "|---:|---|---|---:|---|---:|---:|---:|---|",
+        ]
+        for j, r in enumerate(runs, 1):
+            lines.append(f"| {j} | {r['date']} | `{r['commit'][:12]}` | {r['dirty_files']} | {r['python']} | "
+                         f"{r['jobs']} | {r['wall_s']:.0f} | {r['mutants']} | `{r['command']}` |")
+    lines += [
         "",
         "## By category",
         "",
@@ -565,25 +613,32 @@ def write_report(out: Path, doc: dict[str, Any], records: Sequence[Record]) -> N
     ]
     for cat, row in doc["by_category"].items():
         lines.append(f"| {cat} | {row['mutants']} | {row['caught']} | {row['survived']} | {row['error']} |")
-    survivors = [r for r in records if r.status == "survived"]
+    survivors = [r for r in rows if r["status"] == "survived"]
     lines += ["", "## Survivors", ""]
     if survivors:
         lines += ["| mutant | file | bug | note |", "|---|---|---|---|"]
         for r in survivors:
-            m = r.mutant
-            extra = "; never imported by its selection" if r.exercised is False else ""
-            lines.append(f"| `{m.id}` | `{m.file}` | {m.description} | {m.note}{extra} |")
+            extra = "; never imported by its selection" if r.get("exercised") is False else ""
+            lines.append(f"| `{r['id']}` | `{r['file']}` | {r['description']} | {r.get('note', '')}{extra} |")
     else:
         lines.append("None.")
-    errors = [r for r in records if r.status == "error"]
+    errors = [r for r in rows if r["status"] == "error"]
     if errors:
         lines += ["", "## Errors (not scored)", "", "| mutant | why |", "|---|---|"]
         for r in errors:
-            lines.append(f"| `{r.mutant.id}` | {r.detail.replace('|', '/')} |")
-    lines += ["", "## Every mutant", "", "| mutant | category | status | s | caught by |", "|---|---|---|---:|---|"]
-    for r in records:
-        by = (r.caught_by or "").replace("|", "/")
-        lines.append(f"| `{r.mutant.id}` | {r.mutant.category} | {r.status} | {r.seconds:.1f} | {by} |")
+            lines.append(f"| `{r['id']}` | {str(r.get('detail', '')).replace('|', '/')} |")
+    run_of = {(r["commit"], r["date"]): j for j, r in enumerate(runs, 1)}
+    lines += ["", "## Every mutant", ""]
+    if len(runs) == 1:
+        lines += ["| mutant | category | status | s | caught by |", "|---|---|---|---:|---|"]
+    else:
+        lines += ["| mutant | category | status | s | caught by | run |", "|---|---|---|---:|---|---:|"]
+    for r in rows:
+        by = (r.get("caught_by") or "").replace("|", "/")
+        line = f"| `{r['id']}` | {r['category']} | {r['status']} | {r['seconds']:.1f} | {by} |"
+        if len(runs) > 1:
+            line += f" {run_of[(r['run']['commit'], r['run']['date'])]} |"
+        lines.append(line)
     iso = doc["isolation"]
     without = iso.get("without_boot", {}).get("llmopt.formulations", "?")
     lines += [
@@ -593,8 +648,8 @@ def write_report(out: Path, doc: dict[str, Any], records: Sequence[Record]) -> N
         "The venv installs `llmopt` in editable mode: setuptools' finder on `sys.meta_path` maps `llmopt`,",
         "`llmopt.formulations` and `llmopt.solvers` to the main checkout. With only `PYTHONPATH=<copy>`, `llmopt`",
         "comes from the copy but `llmopt.formulations` does not (package-dir maps it from a top-level folder the",
-        f"path finder cannot see under `llmopt/`): in this run it resolved to `{without}`. Each run therefore",
-        "gets `PYTHONPATH=<boot>:<copy>` where `<boot>/sitecustomize.py` puts a finder for the copy's",
+        f"path finder cannot see under `llmopt/`): in the latest run it resolved to `{without}`. Each run",
+        "therefore gets `PYTHONPATH=<boot>:<copy>` where `<boot>/sitecustomize.py` puts a finder for the copy's",
         "`package-dir` mapping at the front of `sys.meta_path`; child processes inherit it. Checked three ways:",
         "every copy imports the mapped packages before any run and every `__file__` must lie in the copy, and",
         "a `raise` appended to the copy's `checker.py`, `hindsight_ip.py` and `colgen.py` must fire on import;",
@@ -602,16 +657,67 @@ def write_report(out: Path, doc: dict[str, Any], records: Sequence[Record]) -> N
         "every `llmopt*` module each run imported (a run that imported one from outside the copy is an error;",
         "the same record says whether the mutated module was imported at all). `PYTHONDONTWRITEBYTECODE=1`",
         "keeps stale byte code of a restored file out. Runs are deterministic (`--hypothesis-seed=0`, empty",
-        "Hypothesis database per run, `PYTHONHASHSEED=0`).",
+        "Hypothesis database per run, `PYTHONHASHSEED=0`). The copies get `LLMOPT_DATA` (the staged trace data",
+        "the checkout's tests would find), so the tests that need the traces run in them rather than skip.",
         "",
         "## Adding a mutant",
         "",
         "When a bug escapes the tests, add the `[[mutant]]` that reproduces it to `benchmarks/mutants.toml`",
         "(its `original` snippet must occur exactly once in `file`; `python benchmarks/mutation.py --list` checks",
-        "that), then the test that catches it, and rerun with `--only ID`.",
+        "that), then the test that catches it, and rerun it alone into the committed report with",
+        "`python benchmarks/mutation.py --only ID --out results/mutation --merge`.",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def by_category(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Mutants and outcomes per category, in the order the categories first occur in ``rows``."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        row = out.setdefault(r["category"], {"mutants": 0, "caught": 0, "survived": 0, "error": 0})
+        row["mutants"] += 1
+        row["caught" if r["status"] in ("caught", "timeout") else r["status"]] += 1
+    return out
+
+
+#: What a run's entry in ``runs`` (and, for the commit and date, each of its rows' ``run``) records.
+RUN_FIELDS = ("date", "commit", "dirty_files", "python", "jobs", "wall_s", "command")
+
+
+def merge_reports(old: dict[str, Any], new: dict[str, Any], listed: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """``new`` (this run's report) merged into ``old`` (the committed one): the rows of the mutants run now
+    replace theirs, every other row of a mutant still ``listed`` is kept with the run it came from, and the
+    rows follow the order of ``listed``. Score, categories, runs and baselines are recomputed over the
+    result. Returns the merged report and notes (rows dropped, listed mutants without a row).
+
+    A report written before rows named their run gets its top-level ``commit`` / ``date`` (and the other
+    :data:`RUN_FIELDS`) as the run of each of its rows.
+    """
+    if not isinstance(old.get("mutants"), list):
+        raise ValueError("it has no 'mutants' list")
+    old_runs = old.get("runs") or [{k: old.get(k) for k in RUN_FIELDS} | {"mutants": len(old["mutants"])}]
+    fallback = {"commit": old_runs[-1]["commit"], "date": old_runs[-1]["date"]}
+    kept: dict[str, dict[str, Any]] = {}
+    for row in old["mutants"]:
+        kept[row["id"]] = {**row, "run": row.get("run") or fallback}
+    fresh = {row["id"]: row for row in new["mutants"]}
+    rows = [fresh.get(i) or kept[i] for i in listed if i in fresh or i in kept]
+    notes = [f"dropped the row of {i!r}: no longer in the list" for i in kept if i not in set(listed)]
+    notes += [f"{i!r} is listed but has no row yet (run it with --only)" for i in listed
+              if i not in fresh and i not in kept]
+    used = {(r["run"]["commit"], r["run"]["date"]) for r in rows}
+    runs = [r for r in old_runs if (r["commit"], r["date"]) in used and (r["commit"], r["date"]) != (
+        new["commit"], new["date"])]
+    for r in runs:  # how many of the kept rows each older run still holds
+        r["mutants"] = sum((x["run"]["commit"], x["run"]["date"]) == (r["commit"], r["date"]) for x in rows)
+    runs.append(new["runs"][0])
+    selections = {(tuple(b["selection"]), b["k"]): b for b in old.get("baselines", [])}
+    selections.update({(tuple(b["selection"]), b["k"]): b for b in new["baselines"]})
+    missing = sorted(set(old.get("missing_paths", [])) | set(new["missing_paths"]))
+    doc = {**new, "score": score(rows), "by_category": by_category(rows), "runs": runs,
+           "baselines": list(selections.values()), "missing_paths": missing, "mutants": rows}
+    return doc, notes
 
 
 # --- command line -----------------------------------------------------------------------------------
@@ -660,6 +766,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--category", nargs="+", metavar="CAT", help="run only the mutants of these categories")
     ap.add_argument("--jobs", type=int, default=1, help="parallel copies (default 1)")
     ap.add_argument("--out", type=Path, help="write README.md (score, survivors) and results.json here")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --out: the mutants run now replace their rows in OUT's results.json and README.md; "
+                         "every other row is kept, each row naming the run (commit, date) it comes from")
     ap.add_argument("--timeout", type=float, help="seconds per mutant run (default: 4 × its unmutated run + 60, "
                                                   "at least 120)")
     ap.add_argument("--python", default=sys.executable, help="interpreter for the pytest runs (default: this one)")
@@ -672,11 +781,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ListError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    listed = [m.id for m in mutants]
     mutants = select(mutants, args.only, args.category, categories)
     if args.list:
         return cmd_list(mutants, categories)
     if args.jobs < 1:
         raise SystemExit("--jobs must be >= 1")
+    previous: dict[str, Any] | None = None
+    if args.merge:  # read before anything runs: a report that cannot be merged must not cost a run
+        if args.out is None:
+            print("error: --merge needs --out (the folder whose results.json the run is merged into)", file=sys.stderr)
+            return 2
+        try:
+            previous = json.loads((args.out / "results.json").read_text(encoding="utf-8"))
+            if not isinstance(previous, dict) or not isinstance(previous.get("mutants"), list):
+                raise ValueError("no 'mutants' list")
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            print(f"error: --merge: cannot read {args.out / 'results.json'}: {why} (run without --merge to write a "
+                  "new report)", file=sys.stderr)
+            return 2
 
     t_start = time.perf_counter()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="llmopt-mutation-"))
@@ -757,24 +881,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {r.mutant.id}: {r.detail}")
     if args.out:
         head, dirty = git_state(ROOT)
-        by_cat: dict[str, dict[str, int]] = {}
-        for r in records:
-            row = by_cat.setdefault(r.mutant.category, {"mutants": 0, "caught": 0, "survived": 0, "error": 0})
-            row["mutants"] += 1
-            row["caught" if r.status in ("caught", "timeout") else r.status] += 1
         argv_shown = " ".join(["python", "benchmarks/mutation.py", *(argv if argv is not None else sys.argv[1:])])
+        run = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": head,
+               "dirty_files": dirty, "python": platform.python_version(), "jobs": args.jobs,
+               "wall_s": round(wall, 1), "command": argv_shown, "mutants": len(records)}
+        rows = [{**r.to_json(), "run": {"commit": head, "date": run["date"]}} for r in records]
         doc = {
             "tool": "benchmarks/mutation.py",
             "list": os.path.relpath(args.mutants.resolve(), ROOT),
             "command": argv_shown,
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "date": run["date"],
             "commit": head,
             "dirty_files": dirty,
-            "python": platform.python_version(),
+            "python": run["python"],
             "jobs": args.jobs,
-            "wall_s": round(wall, 1),
+            "wall_s": run["wall_s"],
+            "runs": [run],
             "score": s,
-            "by_category": by_cat,
+            "by_category": by_category(rows),
             "isolation": {"with_boot": {k: os.path.relpath(v, copies[-1].path.resolve()) for k, v in first.items()},
                           "canary": isolation["canary"],
                           "without_boot": {k: _where(v, copies[-1].path)
@@ -782,9 +906,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "baselines": [{"selection": list(k[0]), "k": k[1], "rc": o.rc, "seconds": round(o.seconds, 2)}
                           for k, o in runner.baselines.items()],
             "missing_paths": missing,
-            "mutants": [r.to_json() for r in records],
+            "mutants": rows,
         }
-        write_report(args.out, doc, records)
+        if previous is not None:
+            doc, notes = merge_reports(previous, doc, listed)
+            for note in notes:
+                print(f"note: {note}")
+            print(f"merged {len(records)} row(s) into {args.out / 'results.json'}: {score_line(doc['score'])} over "
+                  f"{len(doc['mutants'])} rows from {len(doc['runs'])} run(s)")
+        write_report(args.out, doc)
         print(f"wrote {args.out / 'README.md'} and {args.out / 'results.json'}")
     if args.fail_under is not None and s["percent"] < args.fail_under:
         return 1

@@ -3,7 +3,7 @@
 :func:`llmopt.solvers.colgen_pricing.price_breakpoints` finds every class's start of least reduced
 cost. A class whose window holds fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts (``Z``: the times where
 ``λ`` changes) is priced at every start, the rest by breakpoints. This benchmark times one pass on the
-LMSYS trace instances of ``benchmarks/trace_bracket.py`` (λ = 10 /s, seed 0) under three settings —
+LMSYS trace instances of ``llmopt/opt/studies/trace_bracket.py`` (λ = 10 /s, seed 0) under three settings —
 ``DENSE_FACTOR`` 0 (breakpoints only), the default (the choice), and 10⁹ (every start) — with
 multipliers constant on buckets of ``Δ`` steps (random, seeded; the Lagrangian stages' shape) over the
 seed schedule's makespan (and, with Δ = 80, over five times it: the shape when a poor seed schedule
@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 #: The long-horizon case: multipliers over this many makespans, with this ``Δ``.
 LONG = (5, 80)
 #: ``DENSE_FACTOR`` per setting.
@@ -52,11 +50,10 @@ def _fit(ns: list[int], ts: list[float]) -> float | None:
 
 
 def run(sizes: tuple[int, ...], buckets: tuple[int, ...], repeat: int) -> tuple[list[dict[str, Any]], str | None]:
-    from energy_bound import trace_instances
-
     from llmopt.opt.serial_schedule import energy_order, serial_starts
+    from llmopt.opt.studies.energy_bound import trace_instances
     from llmopt.solvers import colgen_pricing
-    from llmopt.solvers.colgen import _classes
+    from llmopt.solvers.colgen import class_arrays
 
     default = colgen_pricing.DENSE_FACTOR
     rows: list[dict[str, Any]] = []
@@ -68,7 +65,7 @@ def run(sizes: tuple[int, ...], buckets: tuple[int, ...], repeat: int) -> tuple[
         origin = min(r.arrival for r in inst.requests)
         seed = serial_starts(inst, energy_order(inst))
         makespan = max(seed[r.id] + r.output for r in inst.requests) - origin
-        cl = _classes(inst, origin)
+        cl = class_arrays(inst, origin)
         pi = np.zeros(len(cl.a))
         for delta in buckets:
             horizon = makespan * (LONG[0] if delta == LONG[1] else 1)

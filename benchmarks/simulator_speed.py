@@ -33,34 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from llmopt.engine.discrete import simulate
-from llmopt.model.instance import Instance
-from llmopt.model.schedule import Schedule
-from llmopt.policies import make_policy
+from llmopt.bench.speed_cases import (
+    SPEED_PATTERNS,
+    SPEED_POLICIES,
+    SPEED_WORKLOADS,
+    make_workload,
+    run_policy,
+)
 
-#: workload name -> (M, largest prompt, largest output or None for M − s)
-WORKLOADS: dict[str, tuple[int, int, int | None]] = {
-    "J5.1-M40": (40, 5, None),
-    "M16492": (16_492, 500, 1000),
-}
-PATTERNS = {"t=0": None, "poisson ρ=0.8": 0.8, "poisson ρ=1.2": 1.2}
-POLICIES = ("mc-sf", "fcfs")
-
-
-def make_workload(name: str, n: int, load: float | None, seed: int = 0) -> Instance:
-    """``n`` requests of workload ``name`` with all arrivals at 0 (``load=None``) or Poisson at ``load``."""
-    M, s_max, o_max = WORKLOADS[name]
-    rng = np.random.default_rng([seed, n, M])
-    s = rng.integers(1, s_max + 1, size=n)
-    o_cap = M - s if o_max is None else np.minimum(o_max, M - s)
-    o = rng.integers(1, o_cap + 1)
-    if load is None:
-        a = np.zeros(n, dtype=np.int64)
-    else:
-        cost = float(np.mean(o * s + o * (o + 1) / 2))  # token-steps held by one request
-        rate = load * M / cost
-        a = np.floor(np.cumsum(rng.exponential(1.0 / rate, size=n))).astype(np.int64)
-    return Instance.from_tuples(M, zip(a.tolist(), s.tolist(), o.tolist()), name=f"{name}/n={n}")
+WORKLOADS = SPEED_WORKLOADS
+PATTERNS = SPEED_PATTERNS
+POLICIES = SPEED_POLICIES
 
 
 def cpu_of(fn: Callable[..., Any], *args: Any, repeat: int = 1) -> tuple[float, Any]:
@@ -71,10 +54,6 @@ def cpu_of(fn: Callable[..., Any], *args: Any, repeat: int = 1) -> tuple[float, 
         out = fn(*args)
         best = min(best, time.process_time() - t0)
     return best, out
-
-
-def run_policy(inst: Instance, policy: str) -> Schedule:
-    return simulate(inst, make_policy(policy))
 
 
 def fit_exponent(ns: list[int], cpus: list[float]) -> float:

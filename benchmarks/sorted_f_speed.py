@@ -32,25 +32,20 @@ from pathlib import Path
 
 import numpy as np
 
-from llmopt.engine.discrete import simulate
-from llmopt.model.instance import Instance
-from llmopt.policies.sorted_f import SortedF, plan_sorted_f
+from llmopt.bench.speed_cases import (
+    SORTED_F_M,
+    SORTED_F_SELECTORS,
+    SORTED_F_SIZES,
+    make_mix,
+    phase1_rounds,
+    sorted_f_ael,
+)
+from llmopt.policies.sorted_f import plan_sorted_f
 
-M = 16_492
-SIZES = (100, 200, 500, 1000, 2000)
-SELECTORS = ("swap", "quantile", "scaled-dp", "dp")
+M = SORTED_F_M
+SIZES = SORTED_F_SIZES
+SELECTORS = SORTED_F_SELECTORS
 OUT = Path(__file__).resolve().parent.parent / "results" / "sorted_f_speed"
-
-
-def make_mix(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Prompts and outputs of ``n`` W-§7-like requests (module docstring)."""
-    rng = np.random.default_rng([seed, n])
-    long = rng.random(n) < 0.2
-    s = np.where(long, np.clip(np.rint(rng.normal(2600, 500, n)), 1000, 3800),
-                 np.clip(np.rint(rng.lognormal(math.log(12), 1.58, n)), 1, 200)).astype(np.int64)
-    o = np.where(long, np.clip(np.rint(rng.lognormal(math.log(161), 1.1, n)), 1, 1000),
-                 np.clip(np.rint(rng.lognormal(math.log(43), 1.17, n)), 1, 250)).astype(np.int64)
-    return s, o
 
 
 def time_plan(s: np.ndarray, o: np.ndarray, phase1: str, repeat: int) -> tuple[float, int]:
@@ -60,30 +55,7 @@ def time_plan(s: np.ndarray, o: np.ndarray, phase1: str, repeat: int) -> tuple[f
         t0 = time.perf_counter()
         plan_sorted_f(s, o, M, phase1)
         best = min(best, time.perf_counter() - t0)
-    return best, _rounds(s, o, phase1)
-
-
-def _rounds(s: np.ndarray, o: np.ndarray, phase1: str) -> int:
-    from llmopt.policies import sorted_f
-    calls = 0
-    inner = sorted_f.PHASE1[phase1]
-
-    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
-        nonlocal calls
-        calls += 1
-        return inner(*args, **kwargs)
-
-    sorted_f.PHASE1[phase1] = counting
-    try:
-        plan_sorted_f(s, o, M, phase1)
-    finally:
-        sorted_f.PHASE1[phase1] = inner
-    return calls
-
-
-def ael(s: np.ndarray, o: np.ndarray, phase1: str) -> float:
-    inst = Instance.from_tuples(M, [(0, int(a), int(b)) for a, b in zip(s, o)])
-    return simulate(inst, SortedF(phase1=phase1)).tel / len(s)
+    return best, phase1_rounds(s, o, phase1)
 
 
 def slope(points: list[tuple[int, float]]) -> float | None:
@@ -117,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             secs, rounds = time_plan(s, o, phase1, 1 if phase1 == "dp" else args.repeat)
             points[phase1].append((n, secs))
             times[phase1, n] = f"{secs * 1e3:,.1f}"
-            quality[phase1, n] = f"{rounds} · {ael(s, o, phase1):,.1f}"
+            quality[phase1, n] = f"{rounds} · {sorted_f_ael(s, o, phase1):,.1f}"
             print(f"n={n:5d} {phase1:10s} {times[phase1, n]} ms, rounds · AEL {quality[phase1, n]}",
                   file=sys.stderr, flush=True)
 

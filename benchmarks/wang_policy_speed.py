@@ -21,7 +21,7 @@ from pathlib import Path
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
 from llmopt.policies import make_policy_spec
-from llmopt.policies.lp_order import _solve_cached
+from llmopt.policies.lp_order import solve_cached
 from llmopt.verify.timed import check_timed_schedule
 from llmopt.workloads.wang import wang_mixed
 
@@ -35,7 +35,7 @@ def measure(n: int, seed: int) -> dict[str, tuple[float | None, float | None, st
     cost = make_cost_model("llama2-70b-a100-tp2")
     out: dict[str, tuple[float | None, float | None, str]] = {}
     for p in POLICIES:
-        _solve_cached.cache_clear()
+        solve_cached.cache_clear()
         policy = make_policy_spec(p, seed=seed)
         t0 = time.perf_counter()
         try:

@@ -7,7 +7,7 @@ The public API (:mod:`llmopt.api`), loaded on first use so that ``import llmopt`
     llmopt.discretize(timed, step_seconds), llmopt.make_instance(workload, seed)
     llmopt.simulate(instance, policy), llmopt.check(instance, schedule)
     llmopt.solve(instance)            # bound <= OPT <= incumbent, certified
-    llmopt.run_suite(name), llmopt.registries()
+    llmopt.run_suite(name), llmopt.run_study(name), llmopt.registries()
 
 The wings, bottom to top: :mod:`llmopt.model`, :mod:`llmopt.verify`, :mod:`llmopt.formulations`,
 :mod:`llmopt.solvers`, :mod:`llmopt.engine`, :mod:`llmopt.policies`, :mod:`llmopt.workloads`,
@@ -18,31 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmopt import _legacy
+from llmopt._version import PUBLIC_NAMES, __version__  # noqa: F401  (the package's version)
 
-__version__ = "0.1.0"
-
-__all__ = [
-    "Instance",
-    "Request",
-    "TimedInstance",
-    "TimedRequest",
-    "Schedule",
-    "TimedSchedule",
-    "load_instance",
-    "load_any_instance",
-    "load_trace",
-    "sample",
-    "discretize",
-    "make_instance",
-    "simulate",
-    "solve",
-    "check",
-    "run_suite",
-    "registries",
-]
-
-_legacy.install()
+__all__ = list(PUBLIC_NAMES)
 
 
 def __getattr__(name: str) -> Any:

@@ -55,7 +55,8 @@ import numpy as np
 from llmopt.model.instance import Instance
 from llmopt.model.result import SolveStatus
 
-__all__ = ["ColGenResult", "solve_lp_colgen", "solve_lp_auto", "choose_bucket", "AUTO_BUCKET_ROWS"]
+__all__ = ["ColGenResult", "ClassArrays", "class_arrays", "solve_lp_colgen", "solve_lp_auto", "choose_bucket",
+           "AUTO_BUCKET_ROWS"]
 
 #: A clique row is added when the master's solution covers its time by more than ``1 + SEPARATION_TOL``.
 SEPARATION_TOL = 1e-6
@@ -122,7 +123,7 @@ class ColGenResult:
 
 
 @dataclass
-class _Classes:
+class ClassArrays:
     """Identical requests merged: arrival, prompt, output, size, member positions (relative times)."""
 
     a: np.ndarray
@@ -133,7 +134,13 @@ class _Classes:
     members: list[list[int]]
 
 
-def _classes(instance: Instance, origin: int) -> _Classes:
+def class_arrays(instance: Instance, origin: int) -> ClassArrays:
+    """The request classes of ``instance`` (identical requests merged) as arrays, times relative to ``origin``.
+
+    Column generation and the Lagrangian stages price over these classes: ``a``, ``s``, ``o`` and ``size``
+    per class, ``hi`` the last start that completes by the horizon ``T_c`` (``max a + Σo``), and each
+    class's member positions in ``instance.requests``.
+    """
     from llmopt.formulations.hindsight_ip import request_classes
 
     classes = request_classes(instance)
@@ -141,7 +148,7 @@ def _classes(instance: Instance, origin: int) -> _Classes:
     s = np.array([c.prompt for c in classes], dtype=np.int64)
     o = np.array([c.output for c in classes], dtype=np.int64)
     horizon = int(a.max()) + sum(r.output for r in instance.requests)  # T_c, relative
-    return _Classes(a, s, o, np.array([c.size for c in classes], dtype=np.int64), horizon - o,
+    return ClassArrays(a, s, o, np.array([c.size for c in classes], dtype=np.int64), horizon - o,
                     [list(c.positions) for c in classes])
 
 
@@ -155,7 +162,7 @@ class _Master:
     ``k + o_c − a … k + o_c + b``, exclusive of the first).
     """
 
-    def __init__(self, classes: _Classes, M: int, bucket: int, threads: int,
+    def __init__(self, classes: ClassArrays, M: int, bucket: int, threads: int,
                  cliques: Sequence[Mapping[int, tuple[int, int]]] = (), eager: bool = False,
                  primal: bool = False) -> None:
         import highspy
@@ -321,7 +328,7 @@ class _Master:
                 np.asarray(sol.col_value, dtype=float), nus)
 
 
-def _work(cl: _Classes, H: int) -> int:
+def _work(cl: ClassArrays, H: int) -> int:
     """Starts :func:`~llmopt.solvers.colgen_pricing.price_full` would evaluate."""
     return int(np.sum(np.minimum(cl.hi, np.maximum(H, cl.a)) - cl.a + 1))
 
@@ -441,7 +448,7 @@ def solve_lp_colgen(
     if instance.n == 0:
         return ColGenResult(SolveStatus.OPTIMAL, 0.0, 0.0, {}, np.zeros(0, dtype=np.int64), np.zeros(0))
     origin = min(r.arrival for r in instance.requests)
-    cl = _classes(instance, origin)
+    cl = class_arrays(instance, origin)
     master = _Master(cl, instance.M, bucket, threads, cliques, eager, bool(cliques) if primal is None else primal)
     cls_of = np.empty(instance.n, dtype=np.int64)
     for c, members in enumerate(cl.members):

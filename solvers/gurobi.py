@@ -4,6 +4,11 @@ Nothing here imports ``gurobipy`` at module level or in :meth:`GurobiSolver.avai
 so listing solvers works without it. A missing package, a missing licence (error on
 environment creation) or a model over the size-limited pip licence (error 10010) is
 reported as ``NOT_SOLVED`` with a message saying so (DESIGN §3: never crash a sweep).
+
+A caller's ``deadline`` covers the model build: once the model is built, ``TimeLimit`` is cut to
+what is left (a deadline already passed ends the call with status ``time_limit`` before Gurobi
+starts), and with a ``progress`` callback a line with the incumbent and bound is printed every
+:data:`PROGRESS_EVERY_S` seconds from Gurobi's callback.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from llmopt.solvers.base import (
 )
 
 __all__ = ["GurobiSolver"]
+
+#: Seconds between two progress lines during a solve.
+PROGRESS_EVERY_S = 5.0
 
 _NO_LICENSE = 10009
 _SIZE_LIMIT_EXCEEDED = 10010
@@ -103,9 +111,11 @@ class GurobiSolver:
         verbose : bool
             ``OutputFlag``.
         deadline : float, optional
-            Ignored (only ``time_limit`` is passed on).
+            ``time.perf_counter()`` value by which the call must end: ``TimeLimit`` is cut to what
+            is left once the model is built, and a deadline already passed then ends the call with
+            status ``time_limit`` without starting Gurobi.
         progress : callable, optional
-            Ignored (Gurobi's own log is shown with ``verbose``).
+            Receives a line (incumbent and bound) every :data:`PROGRESS_EVERY_S` seconds of the solve.
 
         Returns
         -------
@@ -137,6 +147,12 @@ class GurobiSolver:
         try:
             gmodel = gp.Model(model.name[:255] or "llmopt", env=env)
             x, parts = self._build(gp, gmodel, model)
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return finish(self.info.name, model, SolveStatus.TIME_LIMIT, None, None, 0.0,
+                                  message="time limit: the deadline had passed before Gurobi could start")
+                time_limit = left if time_limit is None else min(float(time_limit), left)
             if time_limit is not None:
                 gmodel.Params.TimeLimit = max(float(time_limit), 0.0)
             gmodel.Params.MIPGap = float(mip_gap)
@@ -145,7 +161,10 @@ class GurobiSolver:
             if warm_start is not None and model.is_mip:
                 x.Start = np.asarray(warm_start, dtype=float)
             start = time.perf_counter()
-            gmodel.optimize()
+            if progress is None:
+                gmodel.optimize()
+            else:
+                gmodel.optimize(_progress_callback(gp, progress, start, model.is_mip))
             runtime = time.perf_counter() - start
             return self._result(gp, gmodel, model, x, parts, runtime)
         except gp.GurobiError as exc:
@@ -241,6 +260,33 @@ class GurobiSolver:
         if status == GRB.INF_OR_UNBD:
             message += " (set DualReductions=0 to tell infeasible from unbounded)"
         return finish(self.info.name, model, st, xv, bound, runtime, duals=duals, message=message)
+
+
+def _progress_callback(gp: Any, progress: Progress, start: float, is_mip: bool) -> Any:
+    """A Gurobi callback that prints a line every :data:`PROGRESS_EVERY_S` seconds (incumbent and bound
+    from the latest MIP callback)."""
+    GRB = gp.GRB
+    latest: dict[str, float] = {}
+    next_report = [start + PROGRESS_EVERY_S]
+
+    def callback(gmodel: Any, where: int) -> None:
+        if where == GRB.Callback.MIP:
+            latest["primal"] = float(gmodel.cbGet(GRB.Callback.MIP_OBJBST))
+            latest["dual"] = float(gmodel.cbGet(GRB.Callback.MIP_OBJBND))
+        now = time.perf_counter()
+        if now < next_report[0]:
+            return
+        next_report[0] = now + PROGRESS_EVERY_S
+        what = "MIP" if is_mip else "LP"
+        if not latest:
+            progress(f"{what} solve running (Gurobi) for {now - start:.0f} s")
+            return
+        inc, dual = latest["primal"], latest["dual"]
+        inc_s = f"{inc:.0f}" if abs(inc) < GRB.INFINITY else "none"
+        dual_s = f"{dual:.1f}" if abs(dual) < GRB.INFINITY else "none yet"
+        progress(f"{what} solve running (Gurobi) for {now - start:.0f} s: incumbent {inc_s}, bound {dual_s}")
+
+    return callback
 
 
 def _finite_attr(gp: Any, gmodel: Any, name: str) -> float | None:

@@ -6,7 +6,9 @@ cancels the solve within about a second and the result carries the incumbent and
 found so far with status ``interrupted``. The same loop enforces a caller's hard
 ``deadline`` (HiGHS's own time limit misses its setup phase on large models: a
 9M-nonzero model overran a 22 s limit by 14 s) and prints a progress line every
-:data:`PROGRESS_EVERY_S` seconds when a ``progress`` callback is given.
+:data:`PROGRESS_EVERY_S` seconds when a ``progress`` callback is given; a deadline that has
+already passed once the model is handed over ends the call with status ``time_limit`` before
+HiGHS starts.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from llmopt.solvers.base import (
     unavailable_result,
 )
 
-__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs", "solve_still_running"]
+__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs", "highs_lp", "solve_still_running"]
 
 #: Above this many nonzeros the MIP presolve is switched off. Measured once by hand on
 #: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
@@ -124,7 +126,7 @@ class HighsSolver:
         for key, value in self._settings(model).items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:  # type: ignore[arg-type]
                 raise ValueError(f"HiGHS rejected option {key}={value!r}")
-        h.passModel(_highs_lp(highspy, model))
+        h.passModel(highs_lp(highspy, model))
         if warm_start is not None and model.is_mip:
             sol = highspy.HighsSolution()
             sol.col_value = list(np.asarray(warm_start, dtype=float))
@@ -132,6 +134,9 @@ class HighsSolver:
             h.setSolution(sol)
 
         start = time.perf_counter()
+        if deadline is not None and start >= deadline:  # e.g. a model build that used up the whole budget
+            return finish(self.info.name, model, SolveStatus.TIME_LIMIT, None, None, start - waited_from,
+                          message="time limit: the deadline had passed before HiGHS could start")
         stop, finished, latest = _run(h, model, progress, start, deadline)
         runtime = time.perf_counter() - start
         status = SolveStatus.INTERRUPTED if stop == "user" else SolveStatus.TIME_LIMIT
@@ -242,7 +247,12 @@ def _wait_for_earlier_solve(highspy: Any, start: float, time_limit: float | None
     return True
 
 
-def _highs_lp(highspy: Any, model: CanonicalModel) -> Any:
+def highs_lp(highspy: Any, model: CanonicalModel) -> Any:
+    """``model`` as a ``highspy.HighsLp`` (columns, rows, costs, bounds, integrality and the objective's offset).
+
+    For callers that keep a live ``Highs`` object (warm-started LPs, added cuts): ``h.passModel(highs_lp(highspy,
+    model))``. Infinite bounds become HiGHS's own infinity.
+    """
     A = model.A.tocsc()
     lp = highspy.HighsLp()
     lp.num_col_ = model.n_cols

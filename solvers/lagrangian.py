@@ -108,7 +108,7 @@ def subgradient_bound(
     -------
     LagrangianResult
     """
-    from llmopt.solvers.colgen import _classes
+    from llmopt.solvers.colgen import class_arrays
     from llmopt.solvers.colgen_pricing import price_breakpoints
 
     t0 = time.perf_counter()
@@ -116,7 +116,7 @@ def subgradient_bound(
     if instance.n == 0:
         return LagrangianResult(0.0, np.zeros(0, dtype=np.int64), np.zeros(0))
     origin = min(r.arrival for r in instance.requests)
-    cl = _classes(instance, origin)
+    cl = class_arrays(instance, origin)
     n_b = -(-horizon // bucket)
     H = n_b * bucket
     mu = np.zeros(n_b) if mu0 is None else np.maximum(np.asarray(mu0, dtype=float)[:n_b], 0.0)

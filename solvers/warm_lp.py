@@ -68,7 +68,7 @@ class WarmLP:
     def __init__(self, model: CanonicalModel, threads: int = 1) -> None:
         import highspy
 
-        from llmopt.solvers.highs import _highs_lp, new_highs
+        from llmopt.solvers.highs import highs_lp, new_highs
 
         if model.is_mip:
             raise ValueError("WarmLP takes an LP: relax the model first")
@@ -77,7 +77,7 @@ class WarmLP:
         for key, value in (("output_flag", False), ("threads", threads), ("solver", "simplex"),
                            ("presolve", "off")):
             self.h.setOptionValue(key, value)
-        self.h.passModel(_highs_lp(highspy, model))
+        self.h.passModel(highs_lp(highspy, model))
         self._upper = np.asarray(model.col_upper, dtype=float).copy()
         self._idx = np.arange(model.n_cols, dtype=np.int32)
         self._lower = np.asarray(model.col_lower, dtype=float)

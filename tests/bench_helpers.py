@@ -22,6 +22,7 @@ from llmopt.workloads.jaillet import jaillet_am1
 TESTS_DIR = Path(__file__).resolve().parent
 CALLS_ENV = "LLMOPT_TEST_CALLS"
 HOLD_GIL_ENV = "LLMOPT_TEST_HOLD_GIL"
+GATE_ENV = "LLMOPT_TEST_GATE"
 
 SMALL = {"n_range": (4, 6), "M_range": (8, 10)}
 
@@ -43,8 +44,15 @@ def sleepy(seed: int, seconds: float = 1.0) -> Instance:
     With ``$LLMOPT_TEST_HOLD_GIL=S@K``, seeds ``>= K`` instead spend ``S`` whole seconds in
     C code that holds the interpreter lock, as a long solve in a C extension may (the
     environment is not part of the task key, so a rerun without it resumes the same tasks).
+    With ``$LLMOPT_TEST_GATE=K@PATH``, seeds ``>= K`` first wait (in Python, so SIGTERM still
+    stops them) until the file ``PATH`` exists: a test holds tasks in flight for as long as it
+    needs, on any machine, instead of hoping they outlast a timer.
     """
     _note_call(seed, seconds)
+    first_gated, _, gate = os.environ.get(GATE_ENV, "").partition("@")
+    if gate and seed >= int(first_gated):
+        while not os.path.exists(gate):
+            time.sleep(0.01)
     hold, _, first = os.environ.get(HOLD_GIL_ENV, "").partition("@")
     if hold and seed >= int(first or 0):
         import ctypes

@@ -1,4 +1,5 @@
-"""The public API (``import llmopt``), the start-up discipline of the CLI, and the paths of release 0.1.
+"""The public API (``import llmopt``), the start-up discipline of the CLI, and the module paths that committed
+results name.
 
 Breakages tried by hand, each caught here:
 
@@ -8,7 +9,8 @@ Breakages tried by hand, each caught here:
   constant-cost-model test reports violations;
 * ``llmopt.cli.main`` importing ``llmopt.bench.suites`` through ``llmopt.opt.hindsight`` again (SciPy at
   start-up) → the heavy-modules test fails;
-* an old path dropped from ``llmopt/_legacy.py`` → the legacy tests fail.
+* an import hook installed by ``import llmopt``, or a committed ``suite.json`` naming a report by a
+  path that no longer imports → the two path tests fail.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import json
 import random
 import subprocess
 import sys
-import warnings
 
 import pytest
 from helpers import exhaustive_opt, random_tiny_instance
@@ -164,39 +165,46 @@ def test_run_suite_writes_the_report(tmp_path):
     assert list(df["trials"]) == [2] and (tmp_path / "out" / "summary.md").exists()
 
 
-def test_old_module_paths_still_import_with_a_warning():
-    import importlib
-
-    import llmopt.engine.discrete
-    import llmopt.verify.checker
-
-    for old, new in (("llmopt.simulator", llmopt.engine.discrete), ("llmopt.checker", llmopt.verify.checker)):
-        sys.modules.pop(old, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            mod = importlib.import_module(old)
-        assert mod is new
-        assert any(issubclass(w.category, DeprecationWarning) and old in str(w.message) for w in caught)
+def test_import_llmopt_installs_no_import_hook():
+    """``import llmopt`` leaves ``sys.meta_path`` as it found it (no global side effect), and the module
+    paths of release 0.1 (``llmopt.simulator``, ``llmopt.checker``) are gone, not silently redirected."""
+    code = ("import sys; before = list(sys.meta_path); import llmopt; import llmopt.api; "
+            "assert sys.meta_path == before, sys.meta_path; import importlib\n"
+            "for old in ('llmopt.simulator', 'llmopt.checker', 'llmopt.wang_report'):\n"
+            "    try: importlib.import_module(old)\n"
+            "    except ModuleNotFoundError: pass\n"
+            "    else: raise SystemExit(old + ' still imports')\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
     from llmopt.model import CanonicalModel  # the canonical model's old home, now the model wing
     from llmopt.model.canonical import CanonicalModel as Canonical
 
     assert CanonicalModel is Canonical
 
 
-def test_a_committed_suite_json_naming_an_old_report_still_resolves():
-    from llmopt._legacy import current_path
+def test_every_committed_suite_json_names_its_report_by_its_current_path():
+    """Each ``results/**/suite.json`` with an ``extra_report`` names an importable callable, and the same
+    path as the registered suite of that name (a report that moves must rewrite the committed files)."""
+    import importlib
+    from pathlib import Path
 
-    assert current_path("llmopt.wang_report:table_ec1") == "llmopt.papers.wang.report:table_ec1"
-    assert current_path("llmopt.papers.wang.report:table_ec1") == "llmopt.papers.wang.report:table_ec1"
-    for folder in ("wang-synthetic", "chen-theory"):
-        from pathlib import Path
+    from llmopt.bench.suites import SUITES, get_suite
 
-        meta = json.loads((Path(__file__).resolve().parents[1] / "results" / folder / "suite.json").read_text())
-        target = meta["suite"]["extra_report"]
-        module, _, attr = current_path(target).partition(":")
-        import importlib
-
-        assert callable(getattr(importlib.import_module(module), attr))
+    results = Path(__file__).resolve().parents[1] / "results"
+    checked = 0
+    for path in sorted(results.rglob("suite.json")):
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        target = meta["suite"].get("extra_report", "")
+        if not target:
+            continue
+        module, _, attr = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr)), path
+        name = meta["suite"]["name"]
+        if name in SUITES:
+            assert get_suite(name).extra_report == target, path
+        checked += 1
+    assert checked >= 6
 
 
 def test_simulate_with_workers_uses_the_cluster_engine_and_check_verifies_it():

@@ -35,8 +35,8 @@ WINGS: dict[str, set[str]] = {
             "papers"},
 }
 
-#: modules of the package root, which belong to no wing
-ROOT_MODULES = {"llmopt", "llmopt._legacy", "llmopt.api"}
+#: modules of the package root, which belong to no wing (``_version`` is read by every wing: it imports nothing)
+ROOT_MODULES = {"llmopt", "llmopt._version", "llmopt.api"}
 
 
 def _modules() -> dict[str, Path]:
@@ -86,6 +86,26 @@ def test_imports_run_down_the_wings():
             to = wing(target)
             if to is not None and to != own and to not in WINGS[own]:
                 offenders.append(f"{module} ({own}) imports {target} ({to})")
+    assert offenders == []
+
+
+def _imports_the_root(path: Path) -> list[str]:
+    """The statements of ``path`` that import the package root ``llmopt`` itself (``import llmopt``,
+    ``from llmopt import name`` where ``name`` is not a submodule)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if a.name == "llmopt"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "llmopt" and node.level == 0:
+            found += [f"from llmopt import {a.name}" for a in node.names if f"llmopt.{a.name}" not in MODULES]
+    return found
+
+
+def test_no_module_imports_the_package_root():
+    """No arrow runs back up into ``llmopt/__init__.py``: the version and the public names live at the
+    bottom (:mod:`llmopt._version`), so every module below the root reads them from there."""
+    offenders = [f"{module}: {stmt}" for module, path in sorted(MODULES.items()) if module != "llmopt"
+                 for stmt in _imports_the_root(path)]
     assert offenders == []
 
 
@@ -159,11 +179,59 @@ def test_no_solver_is_named_outside_solvers():
     assert offenders == []
 
 
-def test_the_legacy_paths_name_existing_modules():
-    """Every old module path maps to a module that exists (so old plug-ins and suite.json still load)."""
-    from llmopt._legacy import MOVED
+#: calls that load code from a file path (a test loading ``benchmarks/<name>.py`` this way imports a script)
+_LOADERS = {"spec_from_file_location", "run_path", "SourceFileLoader", "exec_module", "import_module", "insert",
+            "append"}
+#: calls that run a file in a new process (they load it when given a ``.py`` path)
+_RUNNERS = {"run", "Popen", "check_output", "check_call", "call"}
 
-    missing = sorted(new for new in MOVED.values() if new not in MODULES)
-    assert missing == []
-    clash = sorted(old for old in MOVED if old in MODULES)
-    assert clash == [], f"old paths that are real modules again: {clash}"
+
+def _benchmark_loads(path: Path) -> list[str]:
+    """The statements of test module ``path`` that load code from ``benchmarks/``: a path built from a
+    ``"benchmarks"`` part (directly, or through a name bound to one) in a statement that calls a loader
+    (``spec_from_file_location``, ``run_path``, ``sys.path.insert`` ...) or runs a ``.py`` file in a process.
+    Docstrings, data files (``benchmarks/mutants.toml``) and existence checks do not count."""
+    tree = ast.parse(path.read_text())
+
+    def mentions_benchmarks(node: ast.AST, names: set[str]) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and (
+                    sub.value.strip("/") == "benchmarks" or sub.value.startswith("benchmarks/")):
+                return True
+            if isinstance(sub, ast.Name) and sub.id in names:
+                return True
+        return False
+
+    def loads_code(node: ast.AST) -> bool:
+        calls = set()
+        py = False
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value.endswith(".py"):
+                py = True
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                calls.add(func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name)
+                          else "")
+        return bool(calls & _LOADERS) or (py and bool(calls & _RUNNERS))
+
+    paths: set[str] = set()  # names bound to a path into benchmarks/
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Module)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            continue  # their statements are visited one by one
+        if isinstance(node, ast.Assign) and mentions_benchmarks(node.value, paths):
+            paths.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if mentions_benchmarks(node, paths) and loads_code(node):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:100]}")
+    return found
+
+
+def test_no_test_loads_a_file_from_benchmarks():
+    """``benchmarks/`` holds speed measurements only; what a test checks lives in the package (the studies
+    in ``llmopt.{opt,papers.*}.studies``, the speed benchmarks' instances in ``llmopt.bench.speed_cases``)."""
+    offenders = [hit for path in sorted((ROOT / "tests").rglob("*.py")) for hit in _benchmark_loads(path)]
+    assert offenders == []

@@ -1,7 +1,9 @@
 """Capacity planning: the smallest number of workers K whose latency meets a target (issue 26, item 4).
 
-A *latency target* is a statistic of the per-request end-to-end latencies and a limit in seconds,
-written ``"mean:200"``, ``"p50:30"``, ``"p90:60"`` or ``"p99:120"`` (:class:`LatencyTarget`).
+A *target* is a statistic of a per-request time and a limit in seconds (:class:`LatencyTarget`):
+``"mean:200"``, ``"p50:30"``, ``"p90:60"``, ``"p99:120"`` on the end-to-end latency (also written
+``latency_p99:120``), ``"ttft_p99:2"`` on the time to first token and ``"tbt_p50:0.1"`` on the mean
+time between tokens of each request; ``=`` may stand for ``:`` (``ttft_p99=2``).
 :func:`smallest_workers` searches K for one (policy, router) pair: it doubles K from ``k_min``
 until the target is met (or ``k_max`` is passed), then bisects between the last K that missed and
 the first that met it. Every K is one simulation (the caller's ``evaluate``), so the search costs
@@ -22,19 +24,24 @@ from typing import Any
 
 from llmopt.model.metrics import percentiles
 
-__all__ = ["LatencyTarget", "CapacityResult", "ClusterRun", "latency_statistic", "smallest_workers", "run_cluster",
-           "plan_capacity"]
+__all__ = ["TARGET_STATS", "LatencyTarget", "CapacityResult", "ClusterRun", "latency_statistic", "smallest_workers",
+           "run_cluster", "plan_capacity"]
 
 _STATS = ("mean", "p50", "p90", "p99")
+#: Every statistic a target can name: latency's bare, TTFT's and TBT's with their prefix.
+TARGET_STATS = _STATS + tuple(f"{m}_{s}" for m in ("ttft", "tbt") for s in _STATS)
+_WHAT = {"ttft": "time to first token", "tbt": "time between tokens"}
 
 
 @dataclass(frozen=True)
 class LatencyTarget:
-    """A statistic of the request latencies and its limit in seconds (met when ``statistic <= limit``).
+    """A statistic of a per-request time and its limit in seconds (met when ``statistic <= limit``).
 
     Parameters
     ----------
-    statistic : {"mean", "p50", "p90", "p99"}
+    statistic : str
+        One of :data:`TARGET_STATS`: ``mean``, ``p50``, ``p90``, ``p99`` of the end-to-end latency, or
+        the same with a ``ttft_`` (time to first token) or ``tbt_`` (mean time between tokens) prefix.
     limit_s : float
         Seconds, finite and > 0.
     """
@@ -43,25 +50,40 @@ class LatencyTarget:
     limit_s: float
 
     def __post_init__(self) -> None:
-        if self.statistic not in _STATS:
-            raise ValueError(f"latency target: statistic must be one of {', '.join(_STATS)}, got {self.statistic!r}")
+        if self.statistic not in TARGET_STATS:
+            raise ValueError(f"latency target: statistic must be one of {', '.join(TARGET_STATS)} (latency_ is "
+                             f"optional), got {self.statistic!r}")
         if not (isinstance(self.limit_s, (int, float)) and math.isfinite(self.limit_s) and self.limit_s > 0):
             raise ValueError(f"latency target: the limit must be a finite number of seconds > 0, got {self.limit_s!r}")
 
     @classmethod
     def parse(cls, text: str) -> LatencyTarget:
-        """``"mean:200"`` → ``LatencyTarget("mean", 200.0)``; a clear error names what is wrong."""
-        stat, sep, value = str(text).partition(":")
+        """``"mean:200"`` → ``LatencyTarget("mean", 200.0)``, ``"ttft_p99=2"`` → ``LatencyTarget("ttft_p99",
+        2.0)``, ``"latency_p99:60"`` → ``LatencyTarget("p99", 60.0)``; a clear error names what is wrong."""
+        sep = ":" if ":" in str(text) else "="
+        stat, sep, value = str(text).partition(sep)
         if not sep:
-            raise ValueError(f"latency target {text!r}: expected STAT:SECONDS, e.g. mean:200 or p99:60")
+            raise ValueError(f"latency target {text!r}: expected STAT:SECONDS, e.g. mean:200, p99:60 or ttft_p99:2")
+        stat = stat.strip().lower()
+        stat = stat.removeprefix("latency_")
         try:
             limit = float(value)
         except ValueError:
             raise ValueError(f"latency target {text!r}: {value!r} is not a number of seconds") from None
-        return cls(stat.strip().lower(), limit)
+        return cls(stat, limit)
 
     def __str__(self) -> str:
         return f"{self.statistic}:{self.limit_s:g}"
+
+    @property
+    def description(self) -> str:
+        """Words for the target, e.g. ``"p99 time to first token <= 2 s"``."""
+        metric, _, stat = self.statistic.rpartition("_")
+        return f"{stat} {_WHAT.get(metric, 'latency')} <= {self.limit_s:g} s"
+
+    def met_by(self, value: float | None) -> bool:
+        """Whether ``value`` (the statistic; ``None``: no value) meets the target."""
+        return value is not None and value <= self.limit_s
 
 
 def latency_statistic(latencies: Iterable[float | None], statistic: str) -> float | None:
@@ -99,7 +121,7 @@ class CapacityResult:
 
 
 def _meets(value: float | None, target: LatencyTarget) -> bool:
-    return value is not None and value <= target.limit_s
+    return target.met_by(value)
 
 
 def smallest_workers(evaluate: Callable[[int], float | None], target: LatencyTarget, *, k_min: int = 1,
@@ -173,8 +195,11 @@ class ClusterRun:
     status : {"ok", "rejected", "eviction-loop"}
     mean, p50, p90, p99 : float or None
         Latency statistics (seconds; nearest rank), ``None`` unless verified.
+    ttft_mean, ttft_p50, ttft_p90, ttft_p99, tbt_mean, tbt_p50, tbt_p90, tbt_p99 : float or None
+        The same statistics of the time to first token and of each request's mean time between tokens
+        (:func:`llmopt.model.metrics.timed_request_rows`), ``None`` unless verified.
     gpu_s, energy_j : float or None
-        GPU-seconds and energy per request (:func:`llmopt.engine.cost_model.gpu_cost_per_request`).
+        GPU-seconds and energy per request (:func:`llmopt.engine.hardware.gpu_cost_per_request`).
     evictions : int or None
     sim_s : float
         Wall-clock seconds of the simulation and its check.
@@ -191,9 +216,17 @@ class ClusterRun:
     energy_j: float | None = None
     evictions: int | None = None
     sim_s: float = 0.0
+    ttft_mean: float | None = None
+    ttft_p50: float | None = None
+    ttft_p90: float | None = None
+    ttft_p99: float | None = None
+    tbt_mean: float | None = None
+    tbt_p50: float | None = None
+    tbt_p90: float | None = None
+    tbt_p99: float | None = None
 
     def statistic(self, name: str) -> float | None:
-        """The latency statistic ``name`` (``mean``, ``p50``, ``p90``, ``p99``)."""
+        """The statistic ``name`` (one of :data:`TARGET_STATS`: ``mean``, ``p99``, ``ttft_p99``, ...)."""
         value: float | None = getattr(self, name)
         return value
 
@@ -223,8 +256,8 @@ def run_cluster(instance: Any, policy: str, router: str, K: int, cost_model: Any
     import time
 
     from llmopt.engine.cluster import simulate_cluster
-    from llmopt.engine.cost_model import gpu_cost_per_request
     from llmopt.engine.discrete import EvictionLoopError
+    from llmopt.engine.hardware import gpu_cost_per_request
     from llmopt.engine.routers import make_router_spec
     from llmopt.policies import make_policy_spec
     from llmopt.verify.cluster import check_cluster_schedule
@@ -243,10 +276,16 @@ def run_cluster(instance: Any, policy: str, router: str, K: int, cost_model: Any
         abs(rep.mean_latency - sched.mean_latency) <= 1e-9 * max(1.0, sched.mean_latency)
     if not ok:
         return ClusterRun(K, False, "rejected", evictions=sched.evictions, sim_s=time.perf_counter() - t0)
+    from llmopt.model.metrics import cluster_request_rows
+
     p = percentiles((rep.latencies or {}).values())
+    rows = cluster_request_rows(instance, list(sched.workers)) if sched.timed else []
+    ttft = percentiles(r["ttft_s"] for r in rows)
+    tbt = percentiles(r["mean_tbt_s"] for r in rows)
     gpu_s, energy = gpu_cost_per_request(sched.busy_seconds or 0.0, sched.n)
     return ClusterRun(K, True, "ok", p.mean, p.p50, p.p90, p.p99, gpu_s, energy, sched.evictions,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, ttft.mean, ttft.p50, ttft.p90, ttft.p99, tbt.mean, tbt.p50, tbt.p90,
+                      tbt.p99)
 
 
 def plan_capacity(instance: Any, policy: str, router: str, target: LatencyTarget, cost_model: Any, *,

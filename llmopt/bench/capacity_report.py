@@ -6,14 +6,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from llmopt.bench.capacity import CapacityResult, ClusterRun
+from llmopt.bench.capacity import TARGET_STATS, CapacityResult, ClusterRun, LatencyTarget
 
 __all__ = ["capacity_rows", "capacity_summary", "plot_latency_vs_workers", "write_capacity_report"]
 
 
 def capacity_rows(results: Sequence[tuple[str, str, CapacityResult, Sequence[ClusterRun]]]) -> list[dict[str, Any]]:
-    """One row per (policy, router, target): the smallest K, and at that K the latency statistics, GPU-seconds
-    and energy per request; ``evaluated`` lists ``K=value`` in the order simulated."""
+    """One row per (policy, router, target): the smallest K, and at that K the latency statistics, the target's
+    statistic (``target_value_s``), GPU-seconds and energy per request; ``evaluated`` lists ``K=value`` in the
+    order simulated."""
     rows = []
     for policy, router, res, runs in results:
         at = next((r for r in runs if r.K == res.workers), None)
@@ -21,10 +22,16 @@ def capacity_rows(results: Sequence[tuple[str, str, CapacityResult, Sequence[Clu
             "policy": policy, "router": router, "target": str(res.target), "workers": res.workers,
             "k_max": res.k_max, "monotone": res.monotone,
             "mean_s": at.mean if at else None, "p99_s": at.p99 if at else None,
+            "target_value_s": at.statistic(res.target.statistic) if at else None,
             "gpu_s_per_request": at.gpu_s if at else None, "energy_j_per_request": at.energy_j if at else None,
             "evaluated": " ".join(f"{k}={'—' if v is None else f'{v:.4g}'}" for k, v in res.evaluated.items()),
         })
     return rows
+
+
+def _axis_label(statistic: str) -> str:
+    metric, _, stat = statistic.rpartition("_")
+    return f"{stat} {({'ttft': 'time to first token', 'tbt': 'time between tokens'}).get(metric, 'latency')} (s)"
 
 
 def plot_latency_vs_workers(curves: Mapping[str, Sequence[ClusterRun]], path: str | Path, *,
@@ -46,14 +53,15 @@ def plot_latency_vs_workers(curves: Mapping[str, Sequence[ClusterRun]], path: st
         spread += [float(v) for v in vs if v]
         ax.plot(ks, vs, marker="o", label=label)
     if limit_s is not None:
-        ax.axhline(limit_s, color="k", linestyle="--", linewidth=1, label=f"target {statistic} ≤ {limit_s:g} s")
+        ax.axhline(limit_s, color="k", linestyle="--", linewidth=1,
+                   label=f"target {LatencyTarget(statistic, limit_s).description.replace('<=', '≤')}")
     if spread and max(spread) > 20 * min(spread):
         ax.set_yscale("log")
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("workers K (each Llama-2-70B on 2×A100)")
-    ax.set_ylabel(f"{statistic} latency (s)")
+    ax.set_ylabel(_axis_label(statistic))
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.3)
@@ -115,14 +123,15 @@ def _curves(records: Sequence[Mapping[str, Any]], suite: Any, label: str, seed: 
         for p in suite.policies:
             curve = rec.get(pair_field("curve", p, router)) or {}
             out[p] = [ClusterRun(int(k), v["status"] == "ok", v["status"], v.get("mean"), v.get("p50"),
-                                 v.get("p90"), v.get("p99")) for k, v in curve.items()]
+                                 v.get("p90"), v.get("p99"),
+                                 **{s: v.get(s) for s in TARGET_STATS if "_" in s})  # type: ignore[arg-type]
+                      for k, v in curve.items()]
     return out
 
 
 def write_capacity_report(out_dir: str | Path, suite: Any, meta: Mapping[str, Any],
                           records: list[dict[str, Any]], problems: list[str] | None = None) -> Any:
     """Write ``summary.csv``, ``summary.md`` and one latency-vs-K figure per workload (first seed)."""
-    from llmopt.bench.capacity import LatencyTarget
     from llmopt.bench.report import _runs_text
     from llmopt.bench.store import latest_records
 
@@ -156,7 +165,7 @@ def write_capacity_report(out_dir: str | Path, suite: Any, meta: Mapping[str, An
             name = f"latency_vs_k_w{i}.png"
             plot_latency_vs_workers(curves, out / name, statistic=target.statistic, limit_s=target.limit_s,
                                     title=f"{spec.label}, seed {spec.seeds[0]}, router {router}")
-            made.append(f"{name}: {spec.label}, {target.statistic} latency against K (seed {spec.seeds[0]}, "
+            made.append(f"{name}: {spec.label}, {_axis_label(target.statistic)[:-4]} against K (seed {spec.seeds[0]}, "
                         f"router {router})")
     if made:
         lines += ["## Figures", ""] + [f"- `{m}`" for m in made] + [""]

@@ -6,8 +6,9 @@ does, then for every policy × router of the suite tries K = 1, 2, … up to ``s
 until the suite's latency target is met, then one K more for the latency-vs-K figure. Every run
 goes through the multi-worker engine with the suite's cost model and is re-verified by the
 independent cluster checker. Records, per pair ``P@R``: ``workers_P@R`` (the smallest K, ``None``
-if none up to ``k_max``), ``curve_P@R`` (K → ``{status, mean, p50, p90, p99, gpu_s, energy_j}``),
-and at the smallest K ``mean_P@R``, ``p99_P@R``, ``gpu_s_P@R``, ``energy_j_P@R``.
+if none up to ``k_max``), ``curve_P@R`` (K → ``{status, mean, p50, p90, p99, gpu_s, energy_j}`` and
+the TTFT / TBT statistics ``ttft_mean … tbt_p99``), and at the smallest K ``mean_P@R``, ``p99_P@R``,
+``gpu_s_P@R``, ``energy_j_P@R``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def blank_capacity_record(suite: Suite, task: Task) -> dict[str, Any]:
 
 def fill_capacity_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     """Search the smallest K for every policy × router of ``suite`` on the task's instance (fills ``rec``)."""
-    from llmopt.bench.capacity import LatencyTarget, plan_capacity, run_cluster
+    from llmopt.bench.capacity import TARGET_STATS, LatencyTarget, plan_capacity, run_cluster
     from llmopt.engine.cost_model import make_cost_model
 
     instance = resolve_workload(task.spec.workload)(task.seed, **dict(task.spec.params))
@@ -61,7 +62,8 @@ def fill_capacity_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
             rec[pair_field("workers", p, r)] = res.workers
             rec[pair_field("curve", p, r)] = {
                 str(run.K): {"status": run.status, "mean": run.mean, "p50": run.p50, "p90": run.p90, "p99": run.p99,
-                             "gpu_s": run.gpu_s, "energy_j": run.energy_j, "sim_s": round(run.sim_s, 3)}
+                             "gpu_s": run.gpu_s, "energy_j": run.energy_j, "sim_s": round(run.sim_s, 3),
+                             **{s: run.statistic(s) for s in TARGET_STATS if "_" in s}}
                 for run in runs}
             best = next((run for run in runs if run.K == res.workers), None)
             if best is not None:

@@ -340,11 +340,12 @@ def check_suite(suite: str | Suite) -> list[str]:
     from llmopt.bench.suites import get_suite
     from llmopt.bench.tasks import resolve_workload
     from llmopt.formulations import FORMULATIONS
+    from llmopt.model.params import check_params
     from llmopt.model.windows import WINDOWS
     from llmopt.opt.bounds import BOUNDS
     from llmopt.opt.defaults import AUTO_BOUNDS
     from llmopt.opt.upper_bounds import UPPER_BOUNDS
-    from llmopt.policies import POLICIES, parse_policy_spec
+    from llmopt.policies import POLICIES, make_policy_spec, parse_policy_spec
     from llmopt.solvers import SOLVERS
 
     if isinstance(suite, str):
@@ -358,12 +359,19 @@ def check_suite(suite: str | Suite) -> list[str]:
             problems.append(f"{where}: workload {spec.workload!r} does not resolve ({type(exc).__name__}: {exc})")
             continue
         try:
-            inspect.signature(fn).bind(0, **dict(spec.params))
+            sig = inspect.signature(fn)
+        except ValueError:  # no signature to check (a builtin)
+            continue
+        try:
+            sig.bind(0, **dict(spec.params))
         except TypeError as exc:
             problems.append(f"{where}: workload {spec.workload!r} does not take the parameters "
                             f"{dict(spec.params)} ({exc})")
-        except ValueError:  # no signature to check (a builtin)
-            pass
+            continue
+        try:  # the types too (`n_range: "x"`), by the workload's annotations; its first parameter is the seed
+            check_params("workload", spec.workload, fn, dict(spec.params), skip=(next(iter(sig.parameters)),))
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
     named: list[tuple[str, str, Registry[Any]]] = []
     for p in suite.policies:
         try:
@@ -373,12 +381,11 @@ def check_suite(suite: str | Suite) -> list[str]:
             continue
         named.append(("policy", pname, POLICIES))
         if pname in POLICIES and pparams:
-            try:
-                inspect.signature(POLICIES.get(pname)).bind(**pparams)
-            except TypeError as exc:
-                problems.append(f"{where}: policy {p!r}: {pname!r} does not take the parameters {pparams} ({exc})")
-            except ValueError:
-                pass
+            try:  # names, types (`alpha=abc`) and values (`alpha=1`), by making the policy once
+                check_params("policy", pname, POLICIES.get(pname), pparams)
+                make_policy_spec(p)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"{where}: policy {p!r}: {exc}")
     if suite.kind in ("trace", "capacity"):
         from llmopt.engine.cost_model import COST_MODELS
 
@@ -570,6 +577,41 @@ def check_router(name: str) -> list[str]:
 
 
 #: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check.
+def check_study(name: str) -> list[str]:
+    """Study ``name`` resolves to a :class:`~llmopt.bench.studies.Study` of that name whose module imports
+    and defines ``run`` and ``report`` with the study signature (``run(out, *, seeds, quick, **options)``,
+    ``report(out)``) and an ``OPTIONS`` mapping of option name to help text. Nothing is run."""
+    import inspect
+
+    from llmopt.bench.studies import STUDIES
+
+    problems: list[str] = []
+    try:
+        study = STUDIES.get(name)
+    except Exception as exc:  # noqa: BLE001 - report a broken entry, do not crash the check
+        return [f"study {name!r} does not resolve: {exc}"]
+    if getattr(study, "name", None) != name:
+        problems.append(f"study {name!r} resolves to an object named {getattr(study, 'name', None)!r}")
+        return problems
+    try:
+        module = study.load()
+    except Exception as exc:  # noqa: BLE001
+        return [f"study {name!r}: module {study.module!r} does not import: {exc}"]
+    for attr in ("run", "report"):
+        if not callable(getattr(module, attr, None)):
+            problems.append(f"study {name!r}: module {study.module!r} has no callable {attr!r}")
+    run = getattr(module, "run", None)
+    if callable(run):
+        params = inspect.signature(run).parameters
+        for kw in ("seeds", "quick"):
+            if kw not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                problems.append(f"study {name!r}: run() takes no {kw!r} keyword")
+    opts = getattr(module, "OPTIONS", {})
+    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
+        problems.append(f"study {name!r}: OPTIONS must map option names to one line of help")
+    return problems
+
+
 CHECKS = {
     "policy": check_policy,
     "workload": check_workload,
@@ -584,6 +626,7 @@ CHECKS = {
     "cost model": check_cost_model,
     "trace format": check_trace_format,
     "router": check_router,
+    "study": check_study,
 }
 
 
@@ -605,7 +648,7 @@ def _source_key(obj: Any) -> str:
     """What a cached verdict is valid for: the object's name, its source file's hash and llmopt's version."""
     import hashlib
 
-    import llmopt
+    from llmopt._version import __version__
 
     target = obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
     try:
@@ -613,7 +656,7 @@ def _source_key(obj: Any) -> str:
     except (OSError, TypeError):
         source = b""
     digest = hashlib.sha256(source).hexdigest()[:16]
-    return f"{target.__module__}:{target.__qualname__}|{digest}|llmopt {llmopt.__version__}"
+    return f"{target.__module__}:{target.__qualname__}|{digest}|llmopt {__version__}"
 
 
 def cached_check_formulation(name: str, progress: Any = None) -> list[str]:

@@ -122,11 +122,16 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
         return InlineExecutor()
     if address is not None:
         check_ray_address(address)
+    elif os.environ.get("RAY_ADDRESS"):
+        # ray.init() joins RAY_ADDRESS: a dead head there costs minutes of Ray's retries and log lines.
+        check_ray_address(os.environ["RAY_ADDRESS"], source="RAY_ADDRESS")
     return RayExecutor(workers, address)
 
 
-def parse_ray_address(address: str) -> tuple[str, int] | None:
+def parse_ray_address(address: str, source: str = "--address") -> tuple[str, int] | None:
     """``(host, port)`` of ``HOST:PORT`` or ``ray://HOST:PORT``; ``None`` for ``auto``.
+
+    ``source`` names where the address came from in messages (``--address`` or ``RAY_ADDRESS``).
 
     Raises
     ------
@@ -139,21 +144,36 @@ def parse_ray_address(address: str) -> tuple[str, int] | None:
     host, sep, port = rest.rpartition(":")
     if sep and host and "/" not in host and port.isdigit() and 1 <= int(port) <= 65535:
         return host.strip("[]"), int(port)
-    raise HarnessError(f"--address {address!r} is not a Ray address; give auto (the cluster this machine "
+    raise HarnessError(f"{source} {address!r} is not a Ray address; give auto (the cluster this machine "
                        "belongs to), HOST:PORT (a head node's GCS, port 6379 by default) or ray://HOST:PORT "
                        "(Ray Client, port 10001 by default)")
 
 
-def check_ray_address(address: str, timeout: float = 5.0) -> None:
+def check_ray_address(address: str, timeout: float = 5.0, source: str = "--address") -> None:
     """Fail in one line, before any work, for an address that is malformed, unreachable, or (for
     ``ray://``) needs the Ray Client extra that is not installed. Ray itself would wait up to
-    minutes for an unreachable GCS."""
+    minutes for an unreachable GCS.
+
+    Parameters
+    ----------
+    address : str
+        ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``.
+    timeout : float
+        Seconds to wait for the TCP connection.
+    source : str
+        Where the address came from, for the message: ``--address`` or ``RAY_ADDRESS``.
+
+    Raises
+    ------
+    HarnessError
+        Naming ``source``, the address and why it cannot be used.
+    """
     import importlib.util
     import socket
 
-    where = parse_ray_address(address)
+    where = parse_ray_address(address, source)
     if address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
-        raise HarnessError(f"--address {address}: Ray Client (ray://) needs grpcio, which is not installed; "
+        raise HarnessError(f"{source} {address}: Ray Client (ray://) needs grpcio, which is not installed; "
                            "install it with: pip install 'llmopt[ray]' (it includes ray[client])")
     if where is None:
         return
@@ -161,8 +181,9 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         socket.create_connection(where, timeout=timeout).close()
     except OSError as exc:
         why = exc.strerror or type(exc).__name__.lower().replace("error", " error").strip()
-        raise HarnessError(f"--address {address}: cannot reach {where[0]}:{where[1]} ({why}); is a Ray head "
-                           "running there (`ray start --head`)?") from None
+        unset = " (or unset RAY_ADDRESS for a local Ray instance)" if source == "RAY_ADDRESS" else ""
+        raise HarnessError(f"{source} {address}: cannot reach {where[0]}:{where[1]} ({why}); is a Ray head "
+                           f"running there (`ray start --head`)?{unset}") from None
 
 
 # --- inline -----------------------------------------------------------------------------------

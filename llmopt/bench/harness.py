@@ -48,7 +48,12 @@ from llmopt.bench.suites import Suite, Task
 from llmopt.bench.tasks import run_task
 
 __all__ = ["HarnessError", "FolderLocked", "RunInterrupted", "TRIALS_FILE", "SUITE_FILE", "run_suite", "run_task",
-           "Eta", "read_trials", "latest_records", "task_key", "software_versions"]
+           "Eta", "read_trials", "latest_records", "task_key", "software_versions", "DEFAULT_RUNS_DIR",
+           "default_out_dir", "committed_results_dir", "refuse_committed_results", "TaskFailures", "task_failures"]
+
+#: Where a run goes when no folder is given (relative to the working directory): never ``results/``,
+#: whose folders are committed reference output, rebuilt on purpose only.
+DEFAULT_RUNS_DIR = Path("runs")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -435,3 +440,77 @@ def run_suite(
                              interrupts.fired or str(exc)) from None
     return Path(out_dir) / TRIALS_FILE
 
+
+# --- where a run goes, and what failed -------------------------------------------------------------
+
+
+def default_out_dir(suite_name: str) -> Path:
+    """The folder a run of ``suite_name`` goes to when none is given: ``runs/<suite>`` (the CLI's
+    ``llmopt bench run`` and :func:`llmopt.run_suite` alike)."""
+    return DEFAULT_RUNS_DIR / suite_name
+
+
+def committed_results_dir() -> Path | None:
+    """The checkout's committed ``results/`` folder (beside ``pyproject.toml`` above this package),
+    or ``None`` for an installed copy that has none."""
+    root = Path(__file__).resolve().parents[2]
+    results = root / "results"
+    return results if results.is_dir() and (root / "pyproject.toml").is_file() else None
+
+
+def refuse_committed_results(out_dir: str | Path, *, allow: bool = False) -> None:
+    """Refuse a run into the checkout's committed ``results/`` folder unless ``allow`` says it is meant.
+
+    Raises
+    ------
+    HarnessError
+        If ``out_dir`` lies in :func:`committed_results_dir` and ``allow`` is false; nothing is written.
+    """
+    results = committed_results_dir()
+    if allow or results is None:
+        return
+    target = Path(out_dir).resolve()
+    if target == results or results in target.parents:
+        raise HarnessError(f"{out_dir}: a committed results folder (under {results}); runs go to "
+                           f"{DEFAULT_RUNS_DIR}/SUITE by default — pass allow_results=True to rebuild it on "
+                           "purpose (the CLI: --out)")
+
+
+class TaskFailures:
+    """The tasks of a suite that failed or were not recorded in a results folder.
+
+    Attributes
+    ----------
+    failed : list of dict
+        The latest record of each failed task (its ``error`` says why).
+    missing : int
+        Tasks with no record.
+    total : int
+        Tasks of the suite.
+    """
+
+    def __init__(self, failed: list[dict[str, Any]], missing: int, total: int) -> None:
+        self.failed, self.missing, self.total = failed, missing, total
+
+    def __bool__(self) -> bool:
+        return bool(self.failed) or self.missing > 0
+
+    def message(self) -> str:
+        """One line naming the first failure, or ``""`` when every task succeeded."""
+        parts = []
+        if self.failed:
+            first = self.failed[0]
+            parts.append(f"{len(self.failed)} of {self.total} tasks failed (first: {first.get('instance')}: "
+                         f"{first['error']}); fix the cause and rerun with --retry-errors")
+        if self.missing > 0:
+            parts.append(f"{self.missing} task(s) not recorded; run the same command again to finish them")
+        return "; ".join(parts)
+
+
+def task_failures(out_dir: str | Path, suite: Suite) -> TaskFailures:
+    """What of ``suite`` failed (a record with an ``error``) or is missing in ``out_dir``; the latest
+    record of a task counts, so a task rerun with ``retry_errors`` that succeeded is no failure."""
+    records = latest_records(read_trials(Path(out_dir) / TRIALS_FILE)[0])
+    keys = {t.key for t in suite.tasks()}
+    mine = [r for r in records if task_key(r) in keys]
+    return TaskFailures([r for r in mine if r.get("error")], max(0, len(keys) - len(mine)), len(keys))

@@ -109,7 +109,7 @@ def _hindsight(instance: Any, suite: Suite, seed: int, schedules: Mapping[str, A
 
 
 def _simulate_policies(instance: Any, suite: Suite, rec: dict[str, Any]) -> dict[str, Any]:
-    from llmopt.engine.discrete import simulate
+    from llmopt.engine.discrete import EvictionLoopError, simulate
     from llmopt.policies import make_policy_spec
     from llmopt.verify.checker import check_schedule
 
@@ -122,6 +122,9 @@ def _simulate_policies(instance: Any, suite: Suite, rec: dict[str, Any]) -> dict
         except Exception as exc:  # one failing policy must not cost the others or the OPT solve
             rec[f"verified_{p}"] = False
             warnings.append(f"policy {p}: {type(exc).__name__}: {exc}")
+            if not isinstance(exc, EvictionLoopError):  # a loop is the policy's outcome (as in trace tasks);
+                # any other exception means the task failed: an error (summary, exit status, --retry-errors)
+                rec["error"] = rec["error"] or f"policy {p} raised {type(exc).__name__}: {exc}"
             continue
         rec[f"sim_s_{p}"] = round(time.perf_counter() - t0, 3)
         simulated[p] = sched
@@ -153,6 +156,8 @@ def _record_hindsight(rec: dict[str, Any], h: Any) -> None:
     rec["hindsight_errors"] = [str(e) for e in h.errors]
     rec["hindsight_stage_s"] = {str(k): round(float(v), 3) for k, v in dict(h.stage_s).items()}
     rec["bounds_run"] = [b.name for b in h.bounds]
+    if getattr(h, "bounds_skipped", ()):  # auto's stages that would not fit the time (absent otherwise)
+        rec["bounds_skipped"] = [str(s) for s in h.bounds_skipped]
     for b in h.bounds:  # every bound stage's certified value, and whether it reproduced its claim
         rec[f"bound_{b.name}"] = b.value
         rec[f"bound_{b.name}_verified"] = b.verified
@@ -175,7 +180,7 @@ def _fill_ratios(rec: dict[str, Any], suite: Suite) -> None:
 
     ref = suite.reference
     if not rec[f"verified_{ref}"]:
-        rec["error"] = f"CheckFailed: reference policy {ref!r} schedule was rejected; no ratio reported"
+        rec["error"] = rec["error"] or f"CheckFailed: reference policy {ref!r} schedule was rejected; no ratio reported"
         return
     tel = rec[f"tel_{ref}"]
     rec["tel"] = tel

@@ -1,12 +1,15 @@
-"""Explicit loading of third-party plug-ins.
+"""Third-party plug-ins: every registry and its entry-point group.
 
 Each registry has an entry-point group (``llmopt.policies``, ``llmopt.workloads``,
 ``llmopt.solvers``, ``llmopt.bounds``, ``llmopt.suites``, ``llmopt.formulations``,
 ``llmopt.windows``, ``llmopt.upper_bounds``, ``llmopt.predictions``, ``llmopt.task_kinds``,
-``llmopt.cost_models``, ``llmopt.trace_formats``). The group
+``llmopt.cost_models``, ``llmopt.trace_formats``, ``llmopt.studies``). The group
 names are those of the modules before the wings; they stay, so that installed plug-ins keep working.
-Nothing is loaded on import; the CLI calls :func:`load_plugins` once at start-up (``--no-plugins`` skips it) and the
-harness's worker processes call it too, so plug-in names resolve there as well.
+Nothing is loaded on import. Each registry reads its own group on its first lookup or listing
+(:class:`~llmopt.model.registry.Registry`), so in Python a plug-in's name resolves with no call to
+make; the CLI calls :func:`load_plugins` once at start-up to report a clash as a warning before
+any work (``--no-plugins`` skips it and turns the reading off), and the harness's worker processes
+call it too.
 
 A package declares, in its ``pyproject.toml``::
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import distributions
 
-from llmopt.model.registry import Registry, RegistryError
+from llmopt.model.registry import Registry, RegistryError, plugin_loading
 
 __all__ = ["REGISTRY_TABLE", "registries", "load_plugins"]
 
@@ -45,6 +48,7 @@ REGISTRY_TABLE: dict[str, tuple[str, str, str]] = {
     "cost model": ("llmopt.engine.cost_model", "COST_MODELS", "llmopt.cost_models"),
     "trace format": ("llmopt.workloads.traces.formats", "TRACE_FORMATS", "llmopt.trace_formats"),
     "router": ("llmopt.engine.routers", "ROUTERS", "llmopt.routers"),
+    "study": ("llmopt.bench.studies", "STUDIES", "llmopt.studies"),
 }
 
 
@@ -59,7 +63,8 @@ def registries() -> dict[str, Registry]:
 
 
 def load_plugins() -> dict[str, list[str]]:
-    """Register every installed plug-in once; returns the names added per registry.
+    """Register every installed plug-in once; returns the names added per registry (nothing when
+    plug-ins are turned off: :func:`llmopt.model.registry.set_plugin_loading`).
 
     Raises
     ------
@@ -68,7 +73,7 @@ def load_plugins() -> dict[str, list[str]]:
         still registered).
     """
     global _loaded
-    if _loaded:
+    if _loaded or not plugin_loading():
         return {}
     _loaded = True  # once only, even if a plug-in fails: a retry would only hit duplicates
     added: dict[str, list[str]] = {}

@@ -372,6 +372,10 @@ def _markdown(df: pd.DataFrame, suite: Suite, meta: dict[str, Any], records: lis
     if contradicted:
         lines += ["", "## Contradictions found by the pipeline (a bug or a wrong certificate)", ""]
         lines += [f"- {_name(r, suite)} seed {r['seed']}: {e}" for r in contradicted for e in r["hindsight_errors"]]
+    skipped = [r for r in records if r.get("bounds_skipped")]
+    if skipped:
+        lines += ["", "## Bound stages left out for time", ""]
+        lines += [f"- {_name(r, suite)} seed {r['seed']}: {s}" for r in skipped for s in r["bounds_skipped"]]
     warned = [r for r in records if r.get("warnings")]
     if warned:
         lines += ["", "## Warnings", ""]
@@ -518,9 +522,7 @@ def _extra_report(out: Path, suite: Suite, records: list[dict[str, Any]]) -> Non
         return
     import importlib
 
-    from llmopt._legacy import current_path
-
-    module, _, attr = current_path(suite.extra_report).partition(":")
+    module, _, attr = suite.extra_report.partition(":")
     made = getattr(importlib.import_module(module), attr)(out, suite, latest_records(records))
     if made:
         with open(out / "summary.md", "a", encoding="utf-8") as fh:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from llmopt.bench.grid import expand_suite_policies
 from llmopt.bench.kinds import TASK_KINDS
 from llmopt.model.registry import Registry
 from llmopt.opt.defaults import (
@@ -108,9 +109,13 @@ def _as_spec(entry: WorkloadSpec | Sequence[Any]) -> WorkloadSpec:
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
         raise ValueError(f"suite workload {workload!r}: seeds must be a list of integers, got {seeds!r}")
     seeds_t = tuple(seeds)
+    if not seeds_t:
+        raise ValueError(f"suite workload {workload!r}: seeds is empty; list at least one integer seed, e.g. [0]")
     for s in seeds_t:
         if isinstance(s, bool) or not isinstance(s, int):
             raise ValueError(f"suite workload {workload!r}: seed {s!r} is not an integer")
+        if s < 0:
+            raise ValueError(f"suite workload {workload!r}: seed {s} is negative; seeds are integers >= 0")
     if len(set(seeds_t)) != len(seeds_t):
         raise ValueError(f"suite workload {workload!r}: duplicate seeds")
     if not isinstance(params, Mapping):
@@ -233,6 +238,11 @@ class Suite:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"suite name must be a non-empty string, got {self.name!r}")
+        parts = self.name.replace("\\", "/").split("/")
+        if self.name.startswith(("/", "\\")) or ".." in parts or self.name == ".":
+            # the name is the default results folder, runs/NAME: it must stay inside runs/
+            raise ValueError(f"suite name {self.name!r} must not start with / nor have a .. part "
+                             "(it names the results folder, runs/NAME)")
         if isinstance(self.workloads, (str, bytes)) or not isinstance(self.workloads, Sequence):
             raise ValueError(f"suite {self.name!r}: workloads must be a list of entries")
         specs = [_as_spec(e) for e in self.workloads]
@@ -251,6 +261,7 @@ class Suite:
         if len(set(labels)) != len(labels):
             raise ValueError(f"suite {self.name!r}: two workload entries have the same label")
         object.__setattr__(self, "workloads", tuple(specs))
+        object.__setattr__(self, "policies", expand_suite_policies(self.policies, self.name))  # "p:a={1,2}" grids
         for attr in ("policies", "bounds", "upper_bounds"):
             object.__setattr__(self, attr, _names(getattr(self, attr), attr, self.name))
         object.__setattr__(self, "paper", {k: dict(v) for k, v in dict(self.paper).items()})
@@ -387,6 +398,10 @@ class Suite:
                 raise ValueError(f"suite field {required!r} is missing")
         kwargs = dict(data)
         kwargs.setdefault("description", "")
+        if data["workloads"] is not None and (isinstance(data["workloads"], (str, bytes, Mapping))
+                                              or not isinstance(data["workloads"], Sequence)):
+            raise ValueError(f"suite field 'workloads' must be a list of objects with 'workload' and 'seeds', "
+                             f"got {data['workloads']!r}")
         entries = []
         for i, w in enumerate(data["workloads"] or ()):
             if not isinstance(w, Mapping) or "workload" not in w or "seeds" not in w:
@@ -437,7 +452,7 @@ class Suite:
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
 # The papers' suites live beside their reports (llmopt.papers); they are built on first use.
 SUITES.register("quick", "llmopt.papers.jaillet.suites:QUICK",
-                "J §5.1 AM1 + AM2, seeds 0..3 (about 45 s on 2 cores)")
+                "J §5.1 AM1 + AM2, seeds 0..3 (48 s, 30 s of CPU, on 2 cores at load 3.5)")
 SUITES.register("jaillet-synthetic", "llmopt.papers.jaillet.suites:JAILLET_SYNTHETIC",
                 "J §5.1 AM1 + AM2, seeds 0..199 each (Figure 2)")
 SUITES.register("ip-scaling", "llmopt.papers.jaillet.suites:IP_SCALING",

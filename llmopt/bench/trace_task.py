@@ -6,7 +6,7 @@ engine with the suite's cost model, re-verifies every schedule with the checker'
 continuous-time mode, and records per policy: the mean end-to-end latency (seconds), its
 verification, whether the policy fell into an eviction loop, the recomputed tokens, the
 evictions, the makespan, the peak memory, and the GPU-seconds and energy per request
-(:func:`llmopt.engine.cost_model.gpu_cost_per_request`: busy seconds × 2 GPUs, × 400 W). No
+(:func:`llmopt.engine.hardware.gpu_cost_per_request`: busy seconds × 2 GPUs, × 400 W). No
 hindsight bound is computed here (the
 bounds at trace scale are a later step).
 
@@ -65,8 +65,9 @@ def blank_trace_record(suite: Suite, task: Task) -> dict[str, Any]:
 def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     """Simulate and verify every policy of ``suite`` on the task's instance (fills ``rec``)."""
     from llmopt.engine.continuous import simulate_continuous
-    from llmopt.engine.cost_model import gpu_cost_per_request, make_cost_model
+    from llmopt.engine.cost_model import make_cost_model
     from llmopt.engine.discrete import EvictionLoopError
+    from llmopt.engine.hardware import gpu_cost_per_request
     from llmopt.model.metrics import percentiles, timed_request_rows
     from llmopt.policies import make_policy_spec
     from llmopt.verify.timed import check_timed_schedule
@@ -92,6 +93,8 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
             rec[policy_field("status", p)] = "error"
             rec[policy_field("verified", p)] = False
             warnings.append(f"policy {p}: {type(exc).__name__}: {exc}")
+            # ... but the task failed: it counts as an error (summary, exit status, --retry-errors)
+            rec["error"] = rec["error"] or f"policy {p} raised {type(exc).__name__}: {exc}"
             continue
         sim_s = time.perf_counter() - t0
         check = check_timed_schedule(instance, sched.starts, sched.batch_start, sched.batch_duration, cost,

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["bench_app", "DEFAULT_RUNS_DIR"]
 
+#: For the help text only (start-up stays light); a run's folder comes from
+#: :func:`llmopt.bench.harness.default_out_dir`, which the Python API uses too.
 DEFAULT_RUNS_DIR = Path("runs")
 
 bench_app = typer.Typer(help="Benchmark suites: run (parallel, resumable), list, report.", no_args_is_help=True)
@@ -304,7 +306,7 @@ def bench_run(
     again to resume. Two runs on one folder at once are refused.
     """
     from llmopt.bench.executors import make_executor
-    from llmopt.bench.harness import FolderLocked, HarnessError, RunInterrupted, run_suite
+    from llmopt.bench.harness import FolderLocked, HarnessError, RunInterrupted, default_out_dir, run_suite
     from llmopt.bench.report import write_report
 
     # Every option first, before any work (the executor's own checks run in make_executor below).
@@ -312,7 +314,7 @@ def bench_run(
     check_option("--time-limit", time_limit, minimum=0, strict=True)
     check_option("--seeds", seeds, minimum=1)
     suite = _resolve_suite(suite_name, suite_file).with_time_limit(time_limit).with_seeds(seeds)
-    out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name
+    out_dir = out if out is not None else default_out_dir(suite.name)  # an explicit --out may rebuild results/
     _check_out(out_dir, suite, settings=True)
     _check_names(suite)
     _check_first_instances(suite, out_dir)
@@ -346,25 +348,13 @@ def bench_run(
 
 
 def _exit_on_failed_tasks(trials: Path, suite: Suite) -> None:
-    """Exit 1, naming the first failure, when a task of ``suite`` failed or was not recorded."""
-    from llmopt.bench.store import latest_records, read_trials, task_key
+    """Exit 1, naming the first failure, when a task of ``suite`` failed or was not recorded
+    (:func:`llmopt.bench.harness.task_failures`, which :func:`llmopt.run_suite` reports too)."""
+    from llmopt.bench.harness import task_failures
 
-    records = latest_records(read_trials(trials)[0])
-    keys = {t.key for t in suite.tasks()}
-    mine = [r for r in records if task_key(r) in keys]
-    failed = [r for r in mine if r.get("error")]
-    missing = len(keys) - len(mine)
-    if not failed and missing <= 0:
-        return
-    parts = []
-    if failed:
-        first = failed[0]
-        parts.append(f"{len(failed)} of {len(keys)} tasks failed (first: {first.get('instance')}: {first['error']}); "
-                     "fix the cause and rerun with --retry-errors")
-    if missing > 0:
-        parts.append(f"{missing} task(s) not recorded; run the same command again to finish them")
-    typer.echo("error: " + "; ".join(parts), err=True)
-    raise typer.Exit(1)
+    failures = task_failures(trials.parent, suite)
+    if failures:
+        die(failures.message(), 1)
 
 
 @bench_app.command("list")

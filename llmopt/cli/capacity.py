@@ -2,15 +2,21 @@
 
 ::
 
-    llmopt capacity TRACE [--policy P ...] [--router R ...] [--latency-target mean:200 ...]
+    llmopt capacity TRACE [--policy P ...] [--router R ...] [--target mean:200 ...]
                           [--n 1000] [--rate 50 | --timestamps] [--seed 0] [--format F] [--M 16492]
-                          [--cost-model NAME] [--k-max 64] [--exhaustive] [--plot latency_vs_k.png] [--json]
+                          [--cost-model NAME] [--k-max 64] [--exhaustive] [--plot latency_vs_k.png] [--force]
+                          [--config FILE.toml] [--json]
 
 ``TRACE`` is a trace file (sampled as ``llmopt trace`` does) or a continuous-time instance JSON.
 For every (policy, router, target) the smallest number of workers K — each a Llama-2-70B worker
 on 2×A100 with its own KV cache M and batch clock (the cost model) — whose verified run meets
 the target is searched by doubling and bisection (:func:`llmopt.bench.capacity.smallest_workers`;
-``--exhaustive`` tries every K instead). One line per simulated K shows progress. The table gives
+``--exhaustive`` tries every K instead). A target (``--target``, also ``--latency-target`` / ``-t``) is
+``STAT:SECONDS`` on the end-to-end latency (``mean:200``, ``p99:600``), the time to first token
+(``ttft_p99:2``) or each request's mean time between tokens (``tbt_p50:0.1``); ``=`` may replace ``:``.
+One line per simulated K says whether that K meets the target. Every file written is named on
+standard error (``plot: PATH``); a plot path in a missing folder, or an existing one without
+``--force``, is refused before any simulation. The table gives
 the smallest K, the latency there, GPU-seconds and energy per request (2 GPUs per worker at
 400 W each) and the number of simulations (``--json`` lists every K with its value). Exit 2 on
 bad input (one line naming the file, row, field or option); 1 when some pair meets its target at
@@ -24,7 +30,18 @@ from typing import Annotated, Any
 
 import typer
 
-from llmopt.cli.common import JsonFlag, check_name, check_option, console, die, json_out, num
+from llmopt.cli.common import (
+    ForceFlag,
+    JsonFlag,
+    check_name,
+    check_option,
+    check_output_file,
+    console,
+    die,
+    json_out,
+    num,
+)
+from llmopt.cli.config import ConfigOption
 
 __all__ = ["capacity_cmd"]
 
@@ -63,8 +80,10 @@ def capacity_cmd(
         "--router", "-r", help="Router spec, repeatable (default round-robin): round-robin, jsq, least-kv, p2c, "
                                "lookahead.", show_default=False)] = None,
     latency_target: Annotated[list[str] | None, typer.Option(
-        "--latency-target", "-t", help="STAT:SECONDS with STAT one of mean, p50, p90, p99; repeatable "
-                                       "(default mean:200).", show_default=False)] = None,
+        "--target", "--latency-target", "-t", help=(
+            "STAT:SECONDS, repeatable (default mean:200): STAT is mean, p50, p90 or p99 of the latency, or the "
+            "same prefixed ttft_ (time to first token) or tbt_ (time between tokens), e.g. ttft_p99:2."),
+        show_default=False)] = None,
     n: Annotated[int, typer.Option("--n", "-n", help="Requests drawn from a trace file.")] = 1000,
     rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals per second (trace files; default "
                                                               "50 unless --timestamps).", show_default=False)] = None,
@@ -79,8 +98,11 @@ def capacity_cmd(
     k_max: Annotated[int, typer.Option("--k-max", help="Largest number of workers tried.")] = 64,
     exhaustive: Annotated[bool, typer.Option("--exhaustive", help="Try K = 1, 2, 3, … instead of doubling and "
                                                                   "bisecting (no monotonicity assumed).")] = False,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the latency-vs-K figure (PNG) here.",
-                                              show_default=False)] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help=(
+        "Write the latency-vs-K figure (PNG, PDF or SVG) here; with several targets one per target, "
+        "named STEM_STAT.png (each path is printed)."), show_default=False)] = None,
+    config: ConfigOption = None,
+    force: ForceFlag = False,
     json_flag: JsonFlag = False,
 ) -> None:
     """Smallest number of workers each (policy, router) needs to meet a latency target on a trace."""
@@ -106,7 +128,27 @@ def capacity_cmd(
             check_name(ROUTERS, "--router", parse_router_spec(r)[0])
     except ValueError as exc:
         die(str(exc))
+    from llmopt.engine.routers import make_router_spec
+    from llmopt.model.params import check_params
+    from llmopt.policies import make_policy_spec
+
+    # Parameters too, before any work (`alpha=abc`, `alpha=1`): one line here, not a traceback from the engine.
+    for opt, specs, registry, parse, make in (
+            ("--policy", policies, POLICIES, parse_policy_spec, make_policy_spec),
+            ("--router", routers, ROUTERS, parse_router_spec, make_router_spec)):
+        for spec in specs:
+            try:
+                name, params = parse(spec)
+                check_params(registry.kind, name, registry.get(name), params)
+                make(spec)
+            except (TypeError, ValueError) as exc:
+                die(f"{opt} {spec!r}: {exc}")
     check_name(COST_MODELS, "--cost-model", cost_model)
+    plots = _plot_paths(plot, targets)
+    for path in plots.values():
+        check_output_file("--plot", path, inputs=[trace], force=force)
+        if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+            die(f"--plot {path}: give a .png, .pdf or .svg file")
     inst = _instance(trace, n, None if timestamps else (rate if rate is not None else 50.0), timestamps, seed,
                      format, M, on_bad_row)
     cost = make_cost_model(cost_model)
@@ -117,37 +159,65 @@ def capacity_cmd(
                 if not json_flag:
                     console.print(f"[bold]{p}[/] × {r}, target {target}:")
 
-                def show(run: Any) -> None:
+                def show(run: Any, target: Any = target) -> None:
                     if not json_flag:
-                        console.print(f"  K = {run.K:>3}: {run.status}, mean {num(run.mean)} s, p99 {num(run.p99)} s "
-                                      f"({run.sim_s:.1f} s)")
+                        console.print(f"  K = {run.K:>3}: {_verdict(run, target)} ({run.sim_s:.1f} s)")
 
                 res, runs = plan_capacity(inst, p, r, target, cost, seed=seed, k_max=k_max, exhaustive=exhaustive,
                                           progress=show)
                 results.append((p, r, res, runs))
     rows = capacity_rows(results)
-    if plot is not None:
-        for target in targets:
-            curves = {f"{p} × {r}": runs for p, r, res, runs in results if res.target == target}
-            path = plot if len(targets) == 1 else plot.with_name(f"{plot.stem}_{target.statistic}{plot.suffix}")
-            plot_latency_vs_workers(curves, path, statistic=target.statistic, limit_s=target.limit_s,
-                                    title=f"{inst.name}: n = {inst.n:,}")
+    for target, path in plots.items():
+        curves = {f"{p} × {r}": runs for p, r, res, runs in results if res.target == target}
+        plot_latency_vs_workers(curves, path, statistic=target.statistic, limit_s=target.limit_s,
+                                title=f"{inst.name}: n = {inst.n:,}")
+        typer.echo(f"plot: {path}", err=True)
     if json_flag:
-        json_out({"instance": inst.name, "n": inst.n, "M": inst.M, "cost_model": cost_model, "rows": rows})
+        json_out({"instance": inst.name, "n": inst.n, "M": inst.M, "cost_model": cost_model, "rows": rows,
+                  "plots": [str(p) for p in plots.values()]})
     else:
         from rich.table import Table
 
         table = Table(title=f"{inst.name}: n = {inst.n:,}, M = {inst.M:,} per worker, cost model {cost_model}")
-        for h in ("policy", "router", "target", "smallest K", "mean (s)", "p99 (s)", "GPU-s / req", "J / req",
-                  "runs"):
+        for h in ("policy", "router", "target", "smallest K", "at K (s)", "mean (s)", "p99 (s)", "GPU-s / req",
+                  "J / req", "runs"):
             table.add_column(h, overflow="fold")
         for row in rows:
             k = "—" if row["workers"] is None else str(row["workers"])
             if row["workers"] is not None and not row["monotone"]:
                 k += " (non-monotone: try --exhaustive)"
             table.add_row(row["policy"], row["router"], row["target"], k if row["workers"] else f"> {row['k_max']}",
-                          num(row["mean_s"]), num(row["p99_s"]), num(row["gpu_s_per_request"]),
-                          num(row["energy_j_per_request"]), str(len(row["evaluated"].split())))
+                          num(row["target_value_s"]), num(row["mean_s"]), num(row["p99_s"]),
+                          num(row["gpu_s_per_request"]), num(row["energy_j_per_request"]),
+                          str(len(row["evaluated"].split())))
         console.print(table)
     if any(row["workers"] is None for row in rows):
         raise typer.Exit(1)
+
+
+def _plot_paths(plot: Path | None, targets: list[Any]) -> dict[Any, Path]:
+    """Target → its figure's path: ``plot`` itself for one target, else ``STEM_STAT.SUFFIX`` per target
+    (``STEM_STAT_LIMIT.SUFFIX`` where two targets share a statistic)."""
+    if plot is None:
+        return {}
+    if len(targets) == 1:
+        return {targets[0]: plot}
+    stats = [t.statistic for t in targets]
+    out = {}
+    for t in dict.fromkeys(targets):
+        tag = t.statistic if stats.count(t.statistic) == 1 else f"{t.statistic}_{t.limit_s:g}"
+        out[t] = plot.with_name(f"{plot.stem}_{tag}{plot.suffix}")
+    return out
+
+
+def _verdict(run: Any, target: Any) -> str:
+    """Whether one K meets ``target``, in words: ``misses p99:60: p99 75.5 s, mean 41.2 s``, or why it
+    misses without a value."""
+    if run.status == "rejected":
+        return f"misses {target}: the checker rejected the run"
+    if run.status == "eviction-loop":
+        return f"misses {target}: a worker fell into an eviction loop"
+    value = run.statistic(target.statistic)
+    shown = [f"{target.statistic} {num(value)} s"] + [f"{k} {num(run.statistic(k))} s" for k in ("mean", "p99")
+                                                      if k != target.statistic]
+    return f"{'meets' if target.met_by(value) else 'misses'} {target}: {', '.join(shown)}"

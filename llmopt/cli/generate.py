@@ -7,7 +7,6 @@ workload's parameters as ``--param key=value`` (values read as JSON: ``--param n
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,9 +29,17 @@ def _params(items: list[str]) -> dict[str, Any]:
             die(f"--param {key!r} is given twice")
         try:
             params[key] = json.loads(raw)
-        except ValueError:
-            params[key] = raw
+        except ValueError as exc:
+            if raw.strip()[:1] in _JSON_STARTS:  # meant as JSON (a list, an object, a string): say why it is not
+                die(f"--param {item!r}: the value {raw!r} is not valid JSON ({str(exc).split(':')[0]}); "
+                    "give e.g. n_range=[20,20]")
+            params[key] = raw  # a bare word is a string: --param trace=file.csv
     return params
+
+
+#: First characters of a value meant as JSON rather than as a bare string (a file name such as 2023.csv
+#: stays a string; a workload's parameter types catch a bare word where a number belongs).
+_JSON_STARTS = tuple('[{"')
 
 
 def generate_cmd(
@@ -53,14 +60,12 @@ def generate_cmd(
     check_option("--seed", seed, minimum=0)
     params = _params(param or [])
     make = WORKLOADS.get(workload)
+    from llmopt.model.params import check_params
+
     try:
-        inspect.signature(make).bind(seed, **params)
-    except TypeError as exc:
-        known = [p for p in inspect.signature(make).parameters if p != "seed"]
-        die(f"--param: workload {workload!r} does not take {sorted(params)} ({exc}); its parameters: "
-            f"{', '.join(known) or 'none'}")
-    except ValueError:  # no signature to check
-        pass
+        check_params("workload", workload, make, params, skip=("seed",))
+    except ValueError as exc:
+        die(f"--param: {exc}")
     check_output_file("-o", output, force=force)
     from llmopt.model.instance import Instance, InstanceError, save_instance
     from llmopt.model.timed_instance import save_timed_instance

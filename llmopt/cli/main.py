@@ -10,6 +10,8 @@ Commands::
     llmopt generate WORKLOAD --seed S [--param key=value ...] -o FILE.json
     llmopt capacity TRACE [--policy P ...] [--router R ...] [--latency-target mean:200 ...] [--plot F.png]
     llmopt bench run|list|report ...        (see llmopt.cli.bench)
+    llmopt study list | run NAME [--quick] [--out DIR] [--seeds 0-9] [--option value ...] | report NAME
+                                            (see llmopt.cli.study)
     llmopt policies | solvers | stages
 
 Exit codes: 0 success; 1 an infeasible schedule (``check``), a failed simulation, or a
@@ -25,16 +27,17 @@ Every user-supplied string shown through rich is escaped (request ids such as
 from __future__ import annotations
 
 import gc
-import json
 import signal
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
-import llmopt
+from llmopt._version import __version__
 from llmopt.cli.bench import bench_app
 from llmopt.cli.capacity import capacity_cmd
 from llmopt.cli.common import (
@@ -48,28 +51,42 @@ from llmopt.cli.common import (
 from llmopt.cli.generate import generate_cmd
 from llmopt.cli.simulate import simulate_cmd
 from llmopt.cli.solve import solve_cmd
+from llmopt.cli.study import study_app
 from llmopt.cli.trace import trace_cmd
+from llmopt.model.schedule_file import ScheduleFileError
 from llmopt.model.timed_instance import TimedInstance
 
 __all__ = ["app", "load_schedule", "ScheduleFileError"]
 
+
+class _Commands(TyperGroup):
+    """The top-level group: a plug-in that cannot be imported, met by any command when it resolves the
+    plug-in's name, is one line and exit 2 (the message names the entry point, its group and module)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from llmopt.model.registry import PluginError
+
+        try:
+            return super().invoke(ctx)
+        except PluginError as exc:
+            die(f"{exc} (--no-plugins skips plug-ins)")
+
+
 app = typer.Typer(
     name="llmopt",
+    cls=_Commands,
     help="Scheduling LLM inference under KV-cache limits: hindsight OPT, bounds, policies, benchmarks.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
 app.add_typer(bench_app, name="bench")
+app.add_typer(study_app, name="study")
 app.command("solve")(solve_cmd)
 app.command("trace")(trace_cmd)
 app.command("simulate")(simulate_cmd)
 app.command("generate")(generate_cmd)
 app.command("capacity")(capacity_cmd)
-
-
-class ScheduleFileError(ValueError):
-    """Invalid schedule file; the message names the file and the field."""
 
 
 def _sigterm(signum: int, frame: Any) -> None:
@@ -78,7 +95,7 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"llmopt {llmopt.__version__}")
+        typer.echo(f"llmopt {__version__}")
         raise typer.Exit()
 
 
@@ -97,6 +114,9 @@ def main(
     gc.freeze()
     # SIGTERM stops a command the way Ctrl-C does: what was found so far is kept and printed.
     signal.signal(signal.SIGTERM, _sigterm)
+    from llmopt.model.registry import set_plugin_loading
+
+    set_plugin_loading(not no_plugins)  # the registries read their entry points on first use, unless told not to
     if not no_plugins:
         from llmopt.bench.plugins import load_plugins
 
@@ -114,7 +134,8 @@ def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
 
     ``evictions`` is optional (``[{"t": step, "id": ..., "tokens_lost": k}, ...]``, as
     ``llmopt simulate --json`` writes it); other top-level fields, such as ``tel``, are ignored.
-    Returns ``(starts, evictions)``.
+    Returns ``(starts, evictions)``; :func:`llmopt.check` reads a mapping by the same rules
+    (:mod:`llmopt.model.schedule_file`).
 
     Raises
     ------
@@ -122,37 +143,41 @@ def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
         If the file is unreadable, not JSON, lacks ``starts``, or a start is not an
         integer; the message names the file and the field.
     """
-    try:
-        from llmopt.model.textfile import read_text
+    from llmopt.model.schedule_file import discrete_schedule, read_schedule_json
 
-        text = read_text(path)
-    except OSError as exc:
-        raise ScheduleFileError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ScheduleFileError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    return discrete_schedule(read_schedule_json(path), str(path))
+
+
+def _check_cluster(instance: Any, schedule: Path, cost_model: str | None, json_output: bool) -> bool:
+    """``llmopt check`` of a multi-worker run (``simulate --workers K --json``), through ``llmopt.api.check``;
+    ``False`` when ``schedule`` is not one (the single-worker readers take it)."""
+    from llmopt.model.schedule_file import ScheduleFileError, is_cluster_mapping, read_schedule_json
+
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise ScheduleFileError(f"{path}: invalid JSON at {where}: {exc.msg}") from None
-    if isinstance(data, dict) and data.get("clock") == "seconds":
-        raise ScheduleFileError(f"{path}: a continuous-time schedule (\"clock\": \"seconds\"), but the instance is "
-                                "discrete; check it against the continuous-time instance it was made for")
-    if not isinstance(data, dict) or "starts" not in data:
-        raise ScheduleFileError(f"{path}: missing field 'starts' (expected {{\"starts\": {{id: step}}}})")
-    raw = data["starts"]
-    if not isinstance(raw, dict):
-        raise ScheduleFileError(f"{path}: field 'starts' must be an object mapping request id to start step")
-    starts: dict[str, int] = {}
-    for rid, k in raw.items():
-        integral = isinstance(k, int) or (isinstance(k, float) and k.is_integer() and abs(k) <= 2.0**53)
-        if isinstance(k, bool) or not integral:
-            raise ScheduleFileError(f"{path}: field 'starts' entry {rid!r} must be an integer, got {k!r}")
-        starts[str(rid)] = int(k)
-    evictions = data.get("evictions") or []
-    if not isinstance(evictions, list) or not all(isinstance(e, dict) for e in evictions):
-        raise ScheduleFileError(f"{path}: field 'evictions' must be a list of objects with t, id, tokens_lost")
-    return starts, evictions
+        data = read_schedule_json(schedule, timed=isinstance(instance, TimedInstance))
+    except ScheduleFileError:
+        return False  # the single-worker reader gives the same message
+    if not is_cluster_mapping(data):
+        return False
+    from llmopt.api import check as api_check
+    from llmopt.model.registry import RegistryError
+
+    try:
+        rep = api_check(instance, data, cost_model=cost_model)
+    except ScheduleFileError as exc:
+        die(f"{schedule}: {exc}")
+    except RegistryError as exc:
+        die(str(exc))
+    if json_output:
+        json_out({"ok": rep.ok, "K": rep.K, "tel": rep.tel, "mean_latency": rep.mean_latency,
+                  "violations": list(rep.violations), "M": instance.M})
+    elif rep.ok:
+        typer.echo(f"OK K={rep.K} TEL={rep.tel:g}")
+    else:
+        typer.echo(f"INFEASIBLE: {rep.violations[0] if rep.violations else 'infeasible'}")
+    if not rep.ok:
+        raise typer.Exit(1)
+    return True
 
 
 @app.command()
@@ -175,15 +200,21 @@ def check(
     from llmopt.verify.checker import check_schedule
 
     any_instance = load_any_or_die(file)
+    if _check_cluster(any_instance, schedule, cost_model, json_output):
+        return
     if isinstance(any_instance, TimedInstance):
         check_timed(any_instance, schedule, cost_model, json_output)
         return
     instance = any_instance
+    from llmopt.model.schedule_file import discrete_schedule, read_schedule_json
+
     try:
-        starts, evictions = load_schedule(schedule)
+        data = read_schedule_json(schedule)
+        starts, evictions = discrete_schedule(data, str(schedule))
     except ScheduleFileError as exc:
         die(str(exc))
-    report = check_schedule(instance, starts, evictions=evictions,
+    limits = data.get("limits") if isinstance(data, dict) else None  # what the run claims (simulate --json)
+    report = check_schedule(instance, starts, evictions=evictions, limits=limits,
                             max_violations=None if (all_violations or json_output) else 1)
     if json_output:
         json_out({"ok": report.ok, "tel": report.tel, "violations": list(report.violations),

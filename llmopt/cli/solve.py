@@ -31,6 +31,7 @@ from llmopt.cli.common import (
     load_or_die,
     num,
 )
+from llmopt.cli.config import ConfigOption
 from llmopt.model.instance import Instance
 from llmopt.model.result import SolveStatus
 from llmopt.opt.defaults import (
@@ -79,10 +80,12 @@ def solve_cmd(
     bound: Annotated[list[str] | None, typer.Option(
         "--bound", help="Bound stage to compute and report (its certified value also bounds OPT); repeat "
                         f"for several (default: {', '.join(DEFAULT_BOUNDS)}: energy, with zone-lp up to 40 "
-                        "requests or lp-colgen up to 2,000).")] = None,
+                        "requests, zone-colgen up to 120 or lp-colgen up to 2,000, each only if its predicted "
+                        "time fits 35 % of --time-limit; a stage left out is named).")] = None,
     time_limit: Annotated[float, typer.Option(
-        help="Seconds for the whole command: search, IP and bounds (the IP gets what the search leaves, "
-             "minus a fifth kept for the bounds).")] = 60.0,
+        help="Seconds for the whole command, model build included: the search stops at a quarter of it, the "
+             "bounds end by 60 %, the solver gets what the model build leaves (a build that uses it up ends "
+             "with status time_limit).")] = 60.0,
     threads: Annotated[int, typer.Option(help="Solver threads.")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the local search.")] = 0,
     search_evals: Annotated[int, typer.Option(
@@ -100,6 +103,7 @@ def solve_cmd(
     write_schedule: Annotated[Path | None, typer.Option(
         help="Write the best verified schedule as {\"tel\": ..., \"starts\": {id: step}} (input of `llmopt check`)."
     )] = None,
+    config: ConfigOption = None,
     force: ForceFlag = False,
 ) -> None:
     """Hindsight-optimal TEL of an instance, or certified bounds on it.
@@ -138,6 +142,7 @@ def solve_cmd(
     trust_exact = _plugin_formulation_trusted(formulation, relax, quiet)
     from llmopt.opt.hindsight import PipelineInterrupted, solve_hindsight
 
+    deadline = time.perf_counter() + time_limit  # the whole command's, for the stages after the pipeline
     try:
         h = solve_hindsight(
             instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
@@ -148,7 +153,7 @@ def solve_cmd(
     except PipelineInterrupted as exc:
         die(str(exc), 130)
     if relax:
-        _print_relaxation(h, instance, file, formulation, solver, time_limit, threads, json_output)
+        _print_relaxation(h, instance, file, formulation, solver, deadline, threads, json_output)
         return
     starts = {rid: int(k) for rid, k in dict(h.starts).items()}
     if write_schedule is not None:
@@ -165,6 +170,7 @@ def solve_cmd(
             "incumbent_source": h.incumbent_source,
             "heuristics": dict(h.heuristics),
             "bounds": [_bound_json(b) for b in h.bounds],
+            "bounds_skipped": list(h.bounds_skipped),
             "model": dict(h.model_stats),
             "stage_s": dict(h.stage_s),
             "solver": h.solver,
@@ -247,14 +253,16 @@ def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | 
     console.print(t)
 
 
-def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, solver: str, time_limit: float,
+def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, solver: str, deadline: float,
                       threads: int, json_output: bool) -> None:
     """``solve --relax``: the pipeline without its IP stage — each bound stage with its certificate status,
     over windows from the best verified schedule — and, for a formulation other than J's, its LP value
     labelled uncertified."""
     uncertified = None
     if formulation != DEFAULT_FORMULATION and h.status is not SolveStatus.INTERRUPTED:
-        uncertified = _formulation_lp(instance, formulation, solver, h, time_limit, threads)
+        from llmopt.opt.relaxation import formulation_lp
+
+        uncertified = formulation_lp(instance, formulation, solver, h.incumbent, deadline=deadline, threads=threads)
     status = "optimal" if h.opt is not None else "bounded"
     if json_output:
         json_out({
@@ -262,6 +270,7 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
             "bound": h.bound,
             "bound_certificate": h.bound_certificate,
             "bounds": [_bound_json(b) for b in h.bounds],
+            "bounds_skipped": list(h.bounds_skipped),
             "incumbent": h.incumbent,
             "incumbent_source": h.incumbent_source,
             "uncertified_lp": uncertified,
@@ -293,28 +302,6 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
         typer.echo(f"interrupted; {len(h.bounds)} bound stage(s) finished", err=True)
         finish(130)
     finish(1 if h.errors else 0)
-
-
-def _formulation_lp(instance: Instance, formulation: str, solver: str, h: Any, time_limit: float,
-                    threads: int) -> dict[str, Any]:
-    """The LP relaxation of a plug-in formulation over the windows of the best schedule (uncertified)."""
-    from llmopt.formulations import make_formulation
-    from llmopt.model.windows import start_windows
-    from llmopt.solvers import get_solver
-
-    try:
-        form = make_formulation(formulation)
-        model = form.build(instance, start_windows(instance, h.incumbent)).relax()
-        left = max(1.0, time_limit - h.runtime_s)
-        res = get_solver(solver).solve(model, time_limit=left, threads=threads, deadline=time.perf_counter() + left)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
-        return {"formulation": formulation, "value": None, "status": f"failed: {type(exc).__name__}: {exc}",
-                "certified": False}
-    value = res.objective if res.status is SolveStatus.OPTIMAL else None
-    return {"formulation": formulation, "value": value, "status": res.status.value, "certified": False,
-            "model": model.stats()}
 
 
 def _check_upper_bounds(names: tuple[str, ...]) -> None:

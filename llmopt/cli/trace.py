@@ -74,12 +74,11 @@ def trace_cmd(
         TIME_UNITS,
         TRACE_FORMATS,
         TraceError,
+        apply_time_unit,
         detect_format,
         load_trace,
         sample_instance,
-        time_unit_warning,
         to_discrete_instance,
-        with_time_unit,
     )
 
     check_option("--n", n, minimum=1)
@@ -106,10 +105,10 @@ def trace_cmd(
         trace = load_trace(file, fmt, M=M, on_bad_row=on_bad_row)
         if timestamps and trace.timestamps is None:
             die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
-        if timestamps and time_unit is not None:
-            trace = with_time_unit(trace, time_unit)
-        elif timestamps and (warning := time_unit_warning(trace)) is not None:
-            typer.echo(f"warning: {warning}", err=True)
+        if timestamps:
+            trace, warning = apply_time_unit(trace, time_unit)
+            if warning is not None:
+                typer.echo(f"warning: {warning}", err=True)
         if n > trace.n:
             dropped = trace.touched.get("dropped", 0)
             die(f"{file}: --n {n:,} is more than the {trace.n:,} rows of the trace"

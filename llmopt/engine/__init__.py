@@ -10,4 +10,5 @@
   least-kv, p2c, lookahead);
 * :mod:`~llmopt.engine.lookahead` — the look-ahead profile behind MC-SF's check (5);
 * :mod:`~llmopt.engine.cost_model` — batch-time models (fitted Llama2-70B on 2×A100, roofline).
+* :mod:`~llmopt.engine.hardware` — Llama-2-70B and A100 constants, the KV capacity ``M``, GPU cost of a run.
 """

@@ -47,13 +47,14 @@ from typing import Any
 import numpy as np
 
 from llmopt.engine.core import DEFAULT_LOOP_LIMIT, SimulationError, Visibility, Worker
-from llmopt.model.schedule import MemoryTrace
+from llmopt.model.schedule import BatchLimits, MemoryTrace
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.model.timed_schedule import TimedSchedule
 
 __all__ = ["simulate_continuous", "batch_time_function"]
 
 _NO_PREFILL = (0, 0, 0)  # the prefill of a batch that starts nothing
+_NO_LIMITS = BatchLimits()
 
 
 def batch_time_function(cost_model: Any) -> Any:
@@ -73,7 +74,8 @@ def batch_time_function(cost_model: Any) -> Any:
 
 
 def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_start: list[float],
-                    b_dur: list[float], stalls: dict[int, int], complete: bool, w: Worker) -> TimedSchedule:
+                    b_dur: list[float], stalls: dict[int, int], complete: bool, w: Worker,
+                    limits: BatchLimits = _NO_LIMITS) -> TimedSchedule:
     """The :class:`TimedSchedule` of worker ``w`` so far (``complete=False``: a partial one)."""
     completions: dict[str, float] = {}
     latencies: dict[str, float] = {}
@@ -86,7 +88,7 @@ def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_s
         starts={reqs[i].id: w.starts[i] for i in sorted(w.completed)},  # instance order; O(completed), not O(n)
         evictions=tuple(w.evictions), completions=completions, latencies=latencies,
         batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
-        memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls),
+        memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls), limits=limits,
     )
 
 
@@ -99,6 +101,9 @@ def simulate_continuous(
     loop_limit: int = DEFAULT_LOOP_LIMIT,
     max_iterations: int | None = None,
     monitor: dict[str, Any] | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    block_size: int = 1,
 ) -> TimedSchedule:
     """Run ``policy`` on a continuous-time ``instance`` with batch times from ``cost_model``.
 
@@ -121,6 +126,10 @@ def simulate_continuous(
         Receives the running :class:`~llmopt.engine.core.Worker` under ``"worker"`` before the loop
         starts, so that another thread can show progress (``worker.done`` requests completed)
         without any work inside the loop.
+    max_num_seqs, max_num_batched_tokens, block_size : int, optional
+        Batch limits and the KV block size, per iteration, as in
+        :func:`llmopt.engine.discrete.simulate` (default: none, token-exact); the memory is
+        checked in blocks after every batch when ``block_size > 1``.
 
     Returns
     -------
@@ -149,9 +158,12 @@ def simulate_continuous(
     stalls: dict[int, int] = {}
     now = arrivals[0] if n else 0.0
     # a partial, not a closure: closing over the loop's variables would make them (slower) cells
-    record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur, stalls)
+    limits = BatchLimits(max_num_seqs, max_num_batched_tokens, block_size)
+    record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur, stalls, limits=limits)
     w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="iteration",
-               partial=functools.partial(record, False))
+               partial=functools.partial(record, False), limits=limits)
+    block = block_size > 1
+    cap_blocks = M // block_size
     if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
         monitor["worker"] = w
     heap, running, waiting = w.heap, w.running, w.waiting
@@ -199,6 +211,9 @@ def simulate_continuous(
         if base + (k + 1) * count > M:
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: "
                                   f"{base + (k + 1) * count} > M = {M} after the batch")
+        if block and w.blocks_at(k + 1) > cap_blocks:
+            raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: {w.blocks_at(k + 1)} blocks "
+                                  f"of {block_size} > M // block_size = {cap_blocks} after the batch")
         # decode context: base − new_tokens + k·count = Σ_decoding (s_j + k − p_j), as base counts the new runs too
         dur = batch_time(new_n, new_tokens, new_sq, count - new_n, base - new_tokens + k * count)
         if not dur > 0:

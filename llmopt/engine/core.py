@@ -98,7 +98,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llmopt.model.schedule import Eviction
+from llmopt.model.schedule import BatchLimits, Eviction
 
 __all__ = [
     "Visibility",
@@ -116,6 +116,8 @@ __all__ = [
     "is_event_policy",
     "effective_visibility",
     "Worker",
+    "BatchLimits",
+    "check_limits_fit",
 ]
 
 
@@ -316,6 +318,37 @@ def is_event_policy(policy: Any) -> bool:
     return callable(getattr(policy, "on_arrival", None))
 
 
+def check_limits_fit(requests: Sequence[Any], M: int, limits: BatchLimits, name: str, refusable: bool) -> None:
+    """Refuse a run the limits make impossible, before it starts.
+
+    Raises
+    ------
+    SimulationError
+        If a request needs more blocks than the cache has (``ceil((s + o) / B) > M // B``), policy
+        ``name`` has no ``on_refused`` hook (``refusable`` false) while a batch limit is set, or a
+        request's prompt alone exceeds ``max_num_batched_tokens`` (it could never start).
+    """
+    b = limits.block_size
+    if b > 1:
+        for r in requests:
+            if -(-(r.prompt + r.output) // b) > M // b:
+                raise SimulationError(f"request {r.id!r}: s + o = {r.prompt + r.output} tokens need "
+                                      f"{-(-(r.prompt + r.output) // b)} blocks of {b}, more than the "
+                                      f"M // block_size = {M // b} blocks of the KV cache; it can never complete")
+    if not limits.batch_limited:
+        return
+    if not refusable:
+        raise SimulationError(f"policy {name!r} cannot run under batch limits (max_num_seqs / "
+                              "max_num_batched_tokens): it has no on_refused(t, requests) hook to take back "
+                              "the starts a full batch refuses")
+    cap = limits.max_num_batched_tokens
+    if cap is not None:
+        for r in requests:
+            if r.prompt > cap:
+                raise SimulationError(f"request {r.id!r}: prompt of {r.prompt} tokens > max_num_batched_tokens = "
+                                      f"{cap}; it could never start (no chunked prefill)")
+
+
 class StepPolicyAdapter:
     """Runs a step policy (``decide(view: StepView)``) under the event-driven engine.
 
@@ -331,6 +364,10 @@ class StepPolicyAdapter:
         self._waiting: dict[str, RequestView] = {}
         self._running: dict[str, tuple[RequestView, int]] = {}
 
+    def set_limits(self, limits: BatchLimits) -> None:
+        if hasattr(self.inner, "set_limits"):
+            self.inner.set_limits(limits)
+
     def reset(self, M: int) -> None:
         self._M = M
         self._waiting = {}
@@ -343,6 +380,12 @@ class StepPolicyAdapter:
 
     def on_complete(self, t: int, request: RequestView) -> None:
         self._running.pop(request.id, None)
+
+    def on_refused(self, t: int, requests: Sequence[RequestView]) -> None:
+        for r in requests:
+            self._running.pop(r.id, None)
+        # ahead of the rest: the policy chose them first, and the engine only deferred them
+        self._waiting = {**{r.id: r for r in requests}, **self._waiting}
 
     def decide(self, t: int) -> Decision:
         if not self._waiting and not self._running:
@@ -394,6 +437,27 @@ class Worker:
     index : mapping of str to int, optional
         ``request id → position`` of ``requests``, when the caller has it already (a cluster's
         workers share one); built here otherwise.
+    limits : BatchLimits, optional
+        Batch limits and KV block size (default: none, token-exact). See "Batch limits" below.
+
+    Batch limits
+    ------------
+    With ``max_num_seqs`` or ``max_num_batched_tokens`` set, the worker caps what a decision may
+    start. The batch of clock ``t`` holds every running request (one decode token each) and the
+    prompts of the requests started at ``t``; the running requests count first. The starts are
+    admitted in the policy's order while both limits hold; at the first one that would break a
+    limit, it and every later start of the decision are *refused*: they stay waiting, the policy
+    is told through its ``on_refused(t, requests)`` hook (it must put them back into its queue),
+    and it is asked again at ``t + 1`` (the batch then holds decodes only, so the budget frees).
+    A policy without ``on_refused`` cannot run under batch limits (:class:`SimulationError` when
+    the worker is built), and a request whose prompt alone exceeds ``max_num_batched_tokens``
+    can never start (:class:`SimulationError` naming it). The cost is ``O(starts)`` per decision:
+    nothing scans the queue. Before ``reset(M)`` a policy with a ``set_limits(limits)`` hook is
+    given the limits (block-aware policies read ``block_size`` there).
+
+    ``block_size = B > 1`` is applied by the clocks' memory checks (:meth:`blocks_at`): a
+    request holding ``m`` tokens occupies ``ceil(m / B)`` blocks of the ``M // B`` available.
+    That check costs ``O(#running)`` per check instead of ``O(1)``, and only when ``B > 1``.
 
     Attributes
     ----------
@@ -428,12 +492,24 @@ class Worker:
 
     __slots__ = ("heap", "running", "waiting", "base", "requests", "views", "index", "done", "since_completion",
                  "loop_limit", "started", "stall", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
-                 "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial")  # hot ones first
+                 "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial", "limits",
+                 "_capped", "_max_seqs", "_max_tokens", "_on_refused")  # hot ones first
 
     def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
                  loop_limit: int = DEFAULT_LOOP_LIMIT, unit: str = "step",
-                 partial: Callable[[Worker], Any] | None = None, index: Mapping[str, int] | None = None) -> None:
+                 partial: Callable[[Worker], Any] | None = None, index: Mapping[str, int] | None = None,
+                 limits: BatchLimits | None = None) -> None:
         engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
+        limits = BatchLimits() if limits is None else limits
+        self.limits = limits
+        self._capped = limits.batch_limited
+        self._max_seqs = limits.max_num_seqs or len(requests) + 1
+        self._max_tokens = limits.max_num_batched_tokens
+        self._on_refused = getattr(engine, "on_refused", None)
+        if not limits.is_default:
+            check_limits_fit(requests, M, limits, policy.name, self._on_refused is not None)
+        if hasattr(engine, "set_limits"):
+            engine.set_limits(limits)
         if hasattr(engine, "reset"):
             engine.reset(M)
         n = len(requests)
@@ -579,7 +655,13 @@ class Worker:
             where = f"{self.unit} {t}" if seconds is None else f"{self.unit} {t} (t = {seconds:.3f} s)"
             raise self.loop_error(t, where, f"{since} evictions with no completion (limit {limit})",
                                   partial=self.partial(self) if self.partial else None)
-        start = self.started = d.start
+        start = d.start
+        refused = False
+        if start and self._capped:
+            admitted = self._cap(t, start)
+            refused = len(admitted) < len(start)
+            start = admitted
+        self.started = start
         if start:
             reqs, index, waiting, running, heap = self.requests, self.index, self.waiting, self.running, self.heap
             base = self.base
@@ -602,7 +684,42 @@ class Worker:
         if wake is not None and wake <= t:
             raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks to be woken at {wake}, "
                                   f"which is not after {t}")
+        if refused and (wake is None or wake > t + 1):
+            wake = t + 1  # the refused starts may fit once this batch's prompts have become decodes
         return wake
+
+    def _cap(self, t: int, start: tuple[str, ...]) -> tuple[str, ...]:
+        """The prefix of ``start`` the batch limits admit at ``t``; the rest go back to the policy."""
+        seqs = tokens = len(self.running)  # every running request decodes one token in this batch
+        max_seqs, max_tokens = self._max_seqs, self._max_tokens
+        reqs, index, waiting = self.requests, self.index, self.waiting
+        for j, rid in enumerate(start):
+            i = index.get(rid, -1)
+            if i not in waiting:
+                return start  # the caller reports it
+            s = reqs[i].prompt
+            if seqs + 1 > max_seqs or (max_tokens is not None and tokens + s > max_tokens):
+                views = []
+                for other in start[j:]:
+                    i = index.get(other, -1)
+                    if i not in waiting:
+                        raise SimulationError(f"{self.unit} {t}: policy {self.name!r} starts {other!r}, "
+                                              "which is not waiting")
+                    view = self.views[i]
+                    assert view is not None
+                    views.append(view)
+                assert self._on_refused is not None
+                self._on_refused(t, views)
+                return start[:j]
+            seqs += 1
+            tokens += s
+        return start
+
+    def blocks_at(self, tau: int) -> int:
+        """KV blocks the running set holds at clock ``tau`` (``Σ ceil((s_j + τ − p_j) / block_size)``)."""
+        b = self.limits.block_size
+        reqs = self.requests
+        return sum(-(-(reqs[i].prompt + tau - p) // b) for i, p in self.running.items())
 
     def prefill(self) -> tuple[int, int, int]:
         """What the last :meth:`decide` started: ``(requests, prompt tokens, Σ prompt²)``.

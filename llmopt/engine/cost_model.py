@@ -57,7 +57,8 @@ tensor-parallel all-reduces (after ``attn_post_proj`` and after ``mlp_down_proj`
 The coefficients are committed in ``llmopt/engine/data/llama2_70b_a100_tp2.json`` with their
 provenance, fit errors and the splitwise cross-check; the command that refits them is::
 
-    python benchmarks/fit_cost_model.py --data ../shared/data/profiles --out llmopt/engine/data/llama2_70b_a100_tp2.json
+    llmopt study run fit-cost-model --out results/cost_model --data ../shared/data/profiles \\
+        --coefficients llmopt/engine/data/llama2_70b_a100_tp2.json
 
 Cross-check against measurements (splitwise-sim ``perf_model.csv``, Llama-2-70B, A100-80GB,
 TP 2; ``results/cost_model/README.md``): decode iterations within ±6 % (batch 1–32, median
@@ -82,10 +83,10 @@ decode batches of 150–300 requests, where the roofline sits at its ridge point
 weights serves ~150 tokens) while the profiled GEMMs are not at peak yet and the per-request
 constant adds up.
 
-KV capacity ``M``
------------------
-See :func:`kv_capacity_tokens`. The toolkit uses the papers' ``M = 16,492`` tokens
-(:data:`PAPER_M`); the derivation shows where that number can and cannot come from.
+Hardware and KV capacity
+------------------------
+The model and GPU constants the roofline uses, the KV capacity ``M`` and the GPU cost of a run live in
+:mod:`llmopt.engine.hardware`; this module keeps the batch-time models only.
 """
 
 from __future__ import annotations
@@ -98,6 +99,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from llmopt.engine.hardware import (
+    A100_BF16_FLOPS,
+    A100_HBM_BYTES_PER_S,
+    A100_NVLINK_BYTES_PER_S,
+    HEAD_DIM,
+    HIDDEN,
+    KV_BYTES_PER_TOKEN_GQA,
+    LLAMA2_70B_EMBEDDING_PARAMS,
+    LLAMA2_70B_PARAMS,
+    N_LAYERS,
+    N_Q_HEADS,
+)
 from llmopt.model.batch import BatchShape
 from llmopt.model.registry import Registry
 
@@ -111,55 +124,7 @@ __all__ = [
     "DEFAULT_COST_MODEL",
     "make_cost_model",
     "load_cost_model",
-    "kv_capacity_tokens",
-    "memory_utilization_for",
-    "PAPER_M",
-    "LLAMA2_70B_PARAMS",
-    "LLAMA2_70B_EMBEDDING_PARAMS",
-    "KV_BYTES_PER_TOKEN_GQA",
-    "KV_BYTES_PER_TOKEN_MHA",
-    "A100_80GB_BYTES",
-    "A100_HBM_BYTES_PER_S",
-    "A100_BF16_FLOPS",
-    "A100_NVLINK_BYTES_PER_S",
-    "A100_BOARD_POWER_W",
-    "GPUS_PER_WORKER",
-    "gpu_cost_per_request",
 ]
-
-#: The KV capacity (tokens) the papers use for Llama-2-70B on 2×A100 (J §5.2, W §7, DIGEST I-15).
-PAPER_M = 16_492
-
-# Llama-2-70B geometry (HF config): 80 layers, hidden 8192, 64 query heads and 8 KV heads of 128
-# dims (GQA), gated MLP of 28,672, vocabulary 32,000.
-N_LAYERS = 80
-HIDDEN = 8192
-N_Q_HEADS = 64
-N_KV_HEADS = 8
-HEAD_DIM = 128
-MLP_HIDDEN = 28_672
-VOCAB = 32_000
-#: Exact parameter count: 80 × 855,654,400 per layer + 2 × 262,144,000 (embedding, LM head) + 8,192.
-LLAMA2_70B_PARAMS = 68_976_648_192
-#: One vocabulary × hidden table (the input embedding, gathered rather than streamed; the LM head has the same size).
-LLAMA2_70B_EMBEDDING_PARAMS = VOCAB * HIDDEN
-#: KV bytes per token with GQA: 2 (K and V) · 80 layers · 8 KV heads · 128 dims · 2 bytes (fp16).
-KV_BYTES_PER_TOKEN_GQA = 2 * N_LAYERS * N_KV_HEADS * HEAD_DIM * 2
-#: KV bytes per token as J0 computes it (2 · L · H · D, i.e. as if all 64 heads had their own K and V).
-KV_BYTES_PER_TOKEN_MHA = 2 * N_LAYERS * HIDDEN * 2
-
-#: A100-80GB SXM: 80 GB of HBM2e (decimal, as J0 counts; the device has 80 GiB nominal), 2.039 TB/s,
-#: 312 TFLOP/s dense fp16/bf16 tensor-core peak, NVLink 3: 12 links × 25 GB/s = 300 GB/s per direction.
-A100_80GB_BYTES = 80e9
-A100_HBM_BYTES_PER_S = 2.039e12
-A100_BF16_FLOPS = 312e12
-A100_NVLINK_BYTES_PER_S = 300e9
-#: A100-80GB SXM maximum board power (TDP), W (NVIDIA A100 data sheet). Energy figures multiply
-#: GPU-busy seconds by it: an upper estimate (a GPU draws less than TDP in memory-bound decode).
-A100_BOARD_POWER_W = 400.0
-#: GPUs of one worker of the default cost models (Llama-2-70B, tensor parallel over 2×A100).
-GPUS_PER_WORKER = 2
-
 
 @runtime_checkable
 class CostModel(Protocol):
@@ -367,51 +332,6 @@ def load_cost_model(path: str | Path | None = None) -> LinearCostModel:
         raise ValueError(f"{where}: not a cost-model file ({exc})") from exc
 
 
-def kv_capacity_tokens(
-    total_memory_bytes: float = 2 * A100_80GB_BYTES,
-    weight_bytes: float = 2 * LLAMA2_70B_PARAMS,
-    kv_bytes_per_token: float = KV_BYTES_PER_TOKEN_GQA,
-    gpu_memory_utilization: float = 1.0,
-    reserve_bytes: float = 0.0,
-) -> int:
-    """KV-cache capacity in tokens: ``⌊(u · total − weights − reserve) / KV bytes per token⌋``.
-
-    ``u`` is the fraction of device memory the server may use (vLLM's ``gpu_memory_utilization``,
-    default 0.9) and ``reserve`` the activations and workspace. Defaults: 2 × 80 GB, fp16 weights of
-    Llama-2-70B's 68,976,648,192 parameters (137.95 GB), GQA KV of 327,680 B per token, ``u = 1``.
-
-    Reconciling with the papers' ``M = 16,492`` (DIGEST §4.3, I-15):
-
-    * J0's formula, ``(160 − 140) GB / (2 · 80 · 8192 · 2 B = 2,621,440 B)``, gives **7,629** tokens
-      with decimal GB and **8,192** with GiB; it ignores GQA.
-    * With GQA's 327,680 B per token the same 20 GB gives **61,035** tokens (65,536 for 20 GiB); with
-      the true weights (137.95 GB) and all 160 GB, **67,281**.
-    * ``16,492 × 327,680 B = 5.40 GB`` and ``16,492 × 2,621,440 B = 43.2 GB``. No GQA-free reading
-      fits (43 GB cannot be free next to 138 GB of weights in 160 GB). With GQA, 16,492 tokens is
-      what is left when the server may use **89.6 %** of 2 × 80 GB (``memory_utilization_for``), i.e.
-      vLLM's default ``gpu_memory_utilization = 0.9`` less about 0.64 GB of activations and workspace
-      (``kv_capacity_tokens(gpu_memory_utilization=0.9)`` = 18,453 tokens). That is consistent with
-      J's statement that 16,492 was "observed in real experiments"; the toolkit uses :data:`PAPER_M`.
-
-    Returns
-    -------
-    int
-        The capacity, at least 0.
-    """
-    free = gpu_memory_utilization * total_memory_bytes - weight_bytes - reserve_bytes
-    return max(0, math.floor(free / kv_bytes_per_token))
-
-
-def memory_utilization_for(
-    tokens: int = PAPER_M,
-    total_memory_bytes: float = 2 * A100_80GB_BYTES,
-    weight_bytes: float = 2 * LLAMA2_70B_PARAMS,
-    kv_bytes_per_token: float = KV_BYTES_PER_TOKEN_GQA,
-) -> float:
-    """The memory fraction ``u`` at which :func:`kv_capacity_tokens` (no reserve) holds exactly ``tokens``."""
-    return (weight_bytes + tokens * kv_bytes_per_token) / total_memory_bytes
-
-
 COST_MODELS: Registry[Any] = Registry("cost model", "llmopt.cost_models")
 COST_MODELS.register(
     "llama2-70b-a100-tp2",
@@ -436,18 +356,3 @@ def make_cost_model(name: str = DEFAULT_COST_MODEL, **params: Any) -> CostModel:
     if not isinstance(model, CostModel):
         raise TypeError(f"cost model {name!r} built a {type(model).__name__}, which has no name/batch_time")
     return model
-
-
-def gpu_cost_per_request(busy_seconds: float, n: int, gpus: int = GPUS_PER_WORKER,
-                         board_power_w: float = A100_BOARD_POWER_W) -> tuple[float | None, float | None]:
-    """GPU-seconds and energy (joules) per request of a run whose workers computed ``busy_seconds``
-    in total (:attr:`llmopt.model.timed_schedule.TimedSchedule.busy_seconds`, summed over workers).
-
-    ``gpus`` per worker and ``board_power_w`` per GPU (default: 2 A100-80GB SXM at their 400 W
-    TDP, an upper estimate). ``(None, None)`` when ``n`` is 0.
-    """
-    if n <= 0:
-        return None, None
-    gpu_s = busy_seconds * gpus / n
-    return gpu_s, gpu_s * board_power_w
-

@@ -64,7 +64,7 @@ from llmopt.engine.core import (
     is_event_policy,
 )
 from llmopt.model.instance import Instance
-from llmopt.model.schedule import MemoryTrace, Schedule
+from llmopt.model.schedule import BatchLimits, MemoryTrace, Schedule
 
 __all__ = [
     "Visibility",
@@ -93,6 +93,9 @@ def simulate(
     max_steps: int | None = None,
     loop_limit: int = DEFAULT_LOOP_LIMIT,
     monitor: dict[str, Any] | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    block_size: int = 1,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` and return the :class:`~llmopt.model.schedule.Schedule`.
 
@@ -117,12 +120,20 @@ def simulate(
         Receives the running :class:`~llmopt.engine.core.Worker` under ``"worker"`` before the loop
         starts, so that another thread can show progress (``worker.done`` requests completed)
         without any work inside the loop.
+    max_num_seqs, max_num_batched_tokens : int, optional
+        Batch limits (default none): at most ``max_num_seqs`` requests in the batch of a step, and
+        at most ``max_num_batched_tokens`` tokens (the prompts started in it plus one per other
+        running request). The engine admits a decision's starts in the policy's order until a
+        limit binds; the rest stay waiting (see :class:`~llmopt.engine.core.Worker`).
+    block_size : int
+        KV memory in blocks of this many tokens (default 1, token-exact): at every time
+        ``Σ ceil(usage_i / block_size) <= M // block_size``.
 
     Returns
     -------
     Schedule
-        Final starts, completions, TEL, evictions and the memory trace (relative to the
-        first arrival, stored sparsely).
+        Final starts, completions, TEL, evictions, the memory trace (relative to the first
+        arrival, stored sparsely) and the limits it ran under.
 
     Raises
     ------
@@ -143,7 +154,10 @@ def simulate(
     origin = arrivals[0] if n else 0
     if max_steps is None:
         max_steps = (arrivals[-1] if n else 0) + 10 * instance.total_output + 1000
-    w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="step")
+    limits = BatchLimits(max_num_seqs, max_num_batched_tokens, block_size)
+    w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="step", limits=limits)
+    block = block_size if block_size > 1 else 0
+    cap_blocks = M // block_size
     if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
         monitor["worker"] = w
     name = w.name
@@ -182,6 +196,16 @@ def simulate(
                 raise SimulationError(
                     f"step {tau - 1}: policy {name!r} overflows memory at time {tau}: {base + tau * k} > M = {M}"
                 )
+            if block and w.blocks_at(t_next) > cap_blocks:  # blocks never fall on (t, t_next]: bisect
+                lo, hi = t + 1, t_next
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if w.blocks_at(mid) > cap_blocks:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                raise SimulationError(f"step {lo - 1}: policy {name!r} overflows memory at time {lo}: "
+                                      f"{w.blocks_at(lo)} blocks of {block} > M // block_size = {cap_blocks}")
         if t_next > max_steps:
             if w.since_completion:
                 raise w.loop_error(t, f"step {t}", f"the clock passed its cap of {max_steps} steps with "
@@ -198,4 +222,5 @@ def simulate(
         memory=MemoryTrace(origin, w.runs),
         evictions=tuple(w.evictions),
         recomputed_tokens=sum(e.tokens_lost for e in w.evictions),
+        limits=limits,
     )

@@ -130,7 +130,7 @@ class ClusterSchedule:
     @property
     def busy_seconds(self) -> float | None:
         """Seconds the workers computed, summed over workers (batches plus stalls; continuous time
-        only, else ``None``). :func:`llmopt.engine.cost_model.gpu_cost_per_request` turns it into
+        only, else ``None``). :func:`llmopt.engine.hardware.gpu_cost_per_request` turns it into
         GPU-seconds and energy per request."""
         if not self.timed:
             return None

@@ -387,6 +387,11 @@ def instance_from_dict(data: Any, source: str = "<dict>") -> Instance:
 
     Errors name ``source`` (usually the file), the request index and the field.
     """
+    if isinstance(data, dict) and "clock" in data and data["clock"] != "seconds":
+        raise InstanceError(
+            f"{source}: field 'clock' is {data['clock']!r}: the only accepted value is \"seconds\" (a continuous-time "
+            "instance, arrivals in seconds); leave the field out for a discrete instance (arrivals in integer steps)"
+        )
     if isinstance(data, dict) and "clock" in data:
         raise InstanceError(
             f"{source}: field 'clock' is {data['clock']!r}: this is a continuous-time instance (arrivals in "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # the timed schedule holds NumPy arrays; a discrete run must 
     from llmopt.model.timed_instance import TimedInstance
     from llmopt.model.timed_schedule import TimedSchedule
 
-__all__ = ["Percentiles", "percentiles", "request_rows", "timed_request_rows"]
+__all__ = ["Percentiles", "percentiles", "request_rows", "timed_request_rows", "BatchSizes", "batch_sizes",
+           "cluster_request_rows", "run_summary"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +100,157 @@ def timed_request_rows(instance: TimedInstance, schedule: TimedSchedule) -> list
                      "mean_tbt_s": (done - first) / (r.output - 1) if r.output > 1 else None,
                      "completion_s": done, "latency_s": done - r.arrival, "evictions": evicted[r.id]})
     return rows
+
+
+@dataclass(frozen=True)
+class BatchSizes:
+    """Distribution of the number of requests per batch over the batches of a run.
+
+    A batch is one step (discrete time) or one iteration (continuous time) in which at least one run
+    produced a token; aborted runs count in the batches they were in. Percentiles are nearest-rank, as
+    in :func:`percentiles`; every field but ``histogram`` is ``None`` for a run without batches.
+
+    Attributes
+    ----------
+    batches : int
+    min, mean, p50, p90, p99, max : float or None
+    histogram : dict of int to int
+        Requests per batch → number of batches, in increasing size.
+    """
+
+    batches: int
+    min: int | None
+    mean: float | None
+    p50: int | None
+    p90: int | None
+    p99: int | None
+    max: int | None
+    histogram: dict[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (histogram keys as strings)."""
+        return {"batches": self.batches, "min": self.min, "mean": self.mean, "p50": self.p50, "p90": self.p90,
+                "p99": self.p99, "max": self.max, "histogram": {str(k): v for k, v in self.histogram.items()}}
+
+
+def _runs(schedule: Any, outputs: dict[str, int]) -> list[tuple[int, int]]:
+    """``[first, end)`` batch indices of every run: the completed run of each started request (its ``o``
+    batches from its start) and every aborted one (from ``t − tokens_lost`` to the eviction ``t``)."""
+    done = getattr(schedule, "completions", None)  # a partial timed record: only completed runs count
+    runs = [(k, k + outputs[rid]) for rid, k in schedule.starts.items() if done is None or rid in done]
+    runs += [(e.t - e.tokens_lost, e.t) for e in schedule.evictions if e.tokens_lost > 0]
+    return runs
+
+
+def batch_sizes(schedules: Sequence[Any], outputs: dict[str, int]) -> BatchSizes:
+    """Requests per batch, pooled over the batches of ``schedules`` (one per worker).
+
+    Parameters
+    ----------
+    schedules : sequence of Schedule or TimedSchedule
+        One worker's schedule each (a single-worker run is a sequence of one).
+    outputs : dict
+        Request id → output length ``o`` (the batches a completed run spans).
+
+    Returns
+    -------
+    BatchSizes
+        Computed by a sweep over run boundaries, so an instance with timestamp arrivals (long idle gaps)
+        costs ``O(runs log runs)``, never one entry per step.
+    """
+    hist: Counter[int] = Counter()
+    for sched in schedules:
+        delta: Counter[int] = Counter()
+        for first, end in _runs(sched, outputs):
+            if end > first:
+                delta[first] += 1
+                delta[end] -= 1
+        size, prev = 0, None
+        for b in sorted(delta):
+            if prev is not None and size > 0:
+                hist[size] += b - prev
+            size += delta[b]
+            prev = b
+    total = sum(hist.values())
+    if not total:
+        return BatchSizes(0, None, None, None, None, None, None, {})
+    sizes = sorted(hist)
+
+    def rank(q: float) -> int:
+        want, seen = max(1, math.ceil(q / 100 * total)), 0
+        for s in sizes:
+            seen += hist[s]
+            if seen >= want:
+                return s
+        return sizes[-1]  # pragma: no cover - seen reaches total
+
+    mean = math.fsum(s * c for s, c in hist.items()) / total
+    return BatchSizes(total, sizes[0], mean, rank(50), rank(90), rank(99), sizes[-1], {s: hist[s] for s in sizes})
+
+
+def cluster_request_rows(instance: Instance | TimedInstance, schedules: Sequence[Any]) -> list[dict[str, Any]]:
+    """Per-request rows (:func:`request_rows` or :func:`timed_request_rows`) of a run whose requests are
+    split over several workers' schedules, each row with its ``worker``; in worker, then start order."""
+    from llmopt.model.instance import Instance
+
+    rows: list[dict[str, Any]] = []
+    for w, sched in enumerate(schedules):
+        if isinstance(instance, Instance):
+            mine = [r for r in instance.requests if r.id in sched.starts]
+            evicted = _evictions_per_request(sched.evictions)
+            order = {r.id: i for i, r in enumerate(instance.requests)}
+            part = [{"id": r.id, "arrival": r.arrival, "prompt": r.prompt, "output": r.output,
+                     "start": sched.starts[r.id], "completion": sched.starts[r.id] + r.output,
+                     "latency": sched.starts[r.id] + r.output - r.arrival, "evictions": evicted[r.id]}
+                    for r in sorted(mine, key=lambda r: (sched.starts[r.id], order[r.id]))]
+        else:
+            part = timed_request_rows(instance, sched)
+        rows += [{**row, "worker": w} for row in part]
+    return rows
+
+
+def _pct(p: Percentiles) -> dict[str, Any]:
+    return {"n": p.n, "mean": p.mean, "p50": p.p50, "p90": p.p90, "p99": p.p99, "max": p.max}
+
+
+def run_summary(instance: Instance | TimedInstance, schedule: Any,
+                rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """What ``llmopt simulate`` summarises about a run, as JSON-ready numbers.
+
+    Parameters
+    ----------
+    instance : Instance or TimedInstance
+    schedule : Schedule, TimedSchedule or ClusterSchedule
+    rows : sequence of dict, optional
+        The run's per-request rows if the caller has them (:func:`request_rows`,
+        :func:`timed_request_rows` or :func:`cluster_request_rows`); computed otherwise.
+
+    Returns
+    -------
+    dict
+        ``latency`` (steps or seconds), in continuous time ``ttft`` and ``tbt`` (mean time between
+        tokens per request), each ``{n, mean, p50, p90, p99, max}``; ``throughput``: completed
+        requests and delivered output tokens per second (per step in discrete time) over the span from
+        the first arrival to the end of the last batch (``span``); ``batch_size``: :class:`BatchSizes`
+        as a dict.
+    """
+    from llmopt.model.instance import Instance
+
+    schedules = list(schedule.workers) if hasattr(schedule, "workers") else [schedule]
+    timed = not isinstance(instance, Instance)
+    if rows is None:
+        rows = cluster_request_rows(instance, schedules)
+    outputs = {r.id: r.output for r in instance.requests}
+    first = min((r.arrival for r in instance.requests), default=0)
+    span = max((s.makespan for s in schedules), default=first) - first
+    tokens = sum(row["output"] for row in rows)
+    unit = "s" if timed else "step"
+    out: dict[str, Any] = {"latency": _pct(percentiles(row["latency_s" if timed else "latency"] for row in rows))}
+    if timed:
+        out["ttft"] = _pct(percentiles(row["ttft_s"] for row in rows))
+        out["tbt"] = _pct(percentiles(row["mean_tbt_s"] for row in rows))
+    out["throughput"] = {"span": span, "completed": len(rows),
+                         f"requests_per_{unit}": len(rows) / span if span > 0 else None,
+                         f"tokens_per_{unit}": tokens / span if span > 0 else None}
+    out["batch_size"] = batch_sizes(schedules, outputs).to_dict()
+    return out

@@ -2,19 +2,23 @@
 
 Entries are ``"module:attr"`` strings resolved on first use, so registering a solver
 never imports its backend. Third-party packages add entries through an entry-point
-group, loaded only when :meth:`Registry.load_entry_points` is called explicitly —
-never as an import side effect.
+group, read once, on the first lookup or listing of the registry (never as an import side
+effect, and never when :func:`set_plugin_loading` turned plug-ins off, as the CLI's
+``--no-plugins`` does). Reading a group only registers ``"module:attr"`` strings: a plug-in's
+module is imported when its name is first resolved, and one that cannot be imported raises
+:class:`PluginError` naming the entry point, its group and the module.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Registry", "RegistryError", "parse_spec"]
+__all__ = ["Registry", "RegistryError", "PluginError", "parse_spec", "set_plugin_loading", "plugin_loading"]
 
 T = TypeVar("T")
 
@@ -24,6 +28,26 @@ class RegistryError(KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain
         return str(self.args[0]) if self.args else ""
+
+
+class PluginError(RegistryError, ImportError):
+    """A plug-in's entry point names a module or attribute that cannot be imported; the message names
+    the entry point, its group and the module (also an :class:`ImportError`)."""
+
+
+_plugin_loading = True
+
+
+def set_plugin_loading(enabled: bool) -> None:
+    """Turn the reading of entry-point groups on or off for this process (the CLI's ``--no-plugins``
+    turns it off). Registries that already read their group keep what they registered."""
+    global _plugin_loading
+    _plugin_loading = bool(enabled)
+
+
+def plugin_loading() -> bool:
+    """Whether registries read their entry-point group on first use (:func:`set_plugin_loading`)."""
+    return _plugin_loading
 
 
 @dataclass
@@ -42,6 +66,19 @@ class Registry(Generic[T]):
     group: str
     _entries: dict[str, str | T] = field(default_factory=dict)
     _docs: dict[str, str] = field(default_factory=dict)
+    #: name → the entry point's ``"module:attr"``, for the names a plug-in registered
+    _plugins: dict[str, str] = field(default_factory=dict, repr=False)
+    _plugins_read: bool = field(default=False, repr=False)
+
+    def _read_plugins(self) -> None:
+        """Read :attr:`group` once, on the first lookup or listing (not at import). A name that
+        clashes is reported as a warning here: it must not break the lookup of a built-in name."""
+        if self._plugins_read or not _plugin_loading:
+            return
+        try:
+            self.load_entry_points()
+        except RegistryError as exc:
+            warnings.warn(f"plug-ins: {exc}", RuntimeWarning, stacklevel=3)
 
     def register(self, name: str, target: str | T, doc: str = "") -> None:
         """Register ``target`` (an object or ``"module:attr"``) under ``name``.
@@ -62,9 +99,19 @@ class Registry(Generic[T]):
             raise RegistryError(f"{self.kind} {name!r} is not registered")
         del self._entries[name]
         self._docs.pop(name, None)
+        self._plugins.pop(name, None)
 
     def get(self, name: str) -> T:
-        """Resolve ``name``; raises :class:`RegistryError` listing the known names."""
+        """Resolve ``name`` (reading the entry-point group first, once).
+
+        Raises
+        ------
+        RegistryError
+            For an unknown name, listing the known names.
+        PluginError
+            When a plug-in's module or attribute cannot be imported.
+        """
+        self._read_plugins()
         try:
             target = self._entries[name]
         except KeyError:
@@ -72,39 +119,63 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}") from None
         if isinstance(target, str):
             module, _, attr = target.partition(":")
-            obj = importlib.import_module(module)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
+            try:
+                obj = importlib.import_module(module)
+                for part in attr.split("."):
+                    obj = getattr(obj, part)
+            except (ImportError, AttributeError) as exc:
+                if name not in self._plugins:
+                    raise
+                what = f"module {module!r}" if isinstance(exc, ImportError) else f"attribute {attr!r} of {module!r}"
+                raise PluginError(f"{self.kind} plug-in {name!r} (entry point '{name} = {target}' in group "
+                                  f"{self.group!r}): cannot import {what}: {exc}") from None
             self._entries[name] = obj  # type: ignore[assignment]
             return obj  # type: ignore[return-value]
         return target
 
     def names(self) -> list[str]:
+        """Every registered name, sorted (plug-ins included)."""
+        self._read_plugins()
         return sorted(self._entries)
 
     def doc(self, name: str) -> str:
+        """The one-line description ``name`` was registered with."""
+        self._read_plugins()
         return self._docs.get(name, "")
 
     def __contains__(self, name: object) -> bool:
+        self._read_plugins()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def load_entry_points(self) -> list[str]:
-        """Register the third-party entries of :attr:`group`; returns the names added."""
+        """Register the third-party entries of :attr:`group` (once; a second call adds nothing);
+        returns the names added.
+
+        Raises
+        ------
+        RegistryError
+            If a plug-in reuses a registered name (the other plug-ins are still registered).
+        """
+        if self._plugins_read:
+            return []
+        self._plugins_read = True  # once only, even if a plug-in clashes: a retry would only clash again
         added, clashes = [], []
         for ep in entry_points(group=self.group):
             if ep.name in self._entries:
                 clashes.append(f"{ep.name!r} (from {ep.value})")
                 continue
             self.register(ep.name, ep.value, doc=f"plug-in from {ep.value}")
+            self._plugins[ep.name] = ep.value
             added.append(ep.name)
         if clashes:
             raise RegistryError(f"{self.kind} plug-ins clash with registered names: {', '.join(clashes)}")
         return added
 
     def describe(self) -> dict[str, Any]:
+        """Name → description of every entry (plug-ins included)."""
         return {n: self._docs.get(n, "") for n in self.names()}
 
 

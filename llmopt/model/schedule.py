@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, overload
 if TYPE_CHECKING:
     from llmopt.model.instance import Instance
 
-__all__ = ["Eviction", "Run", "MemoryTrace", "Schedule", "schedule_from_starts"]
+__all__ = ["Eviction", "Run", "BatchLimits", "MemoryTrace", "Schedule", "schedule_from_starts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,57 @@ class Eviction:
     def start(self) -> int:
         """Start step of the aborted run."""
         return self.t - self.tokens_lost
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLimits:
+    """The batch and memory limits a run was simulated under (recorded so the checker can verify them).
+
+    The defaults (no batch limits, ``block_size = 1``) are the papers' token-exact model (DESIGN §1).
+
+    Attributes
+    ----------
+    max_num_seqs : int or None
+        Most requests in one batch (vLLM's ``max_num_seqs``; ``None``: no limit).
+    max_num_batched_tokens : int or None
+        Most tokens in one batch: the prompts started in it plus one per decoding request
+        (vLLM's ``max_num_batched_tokens``; ``None``: no limit).
+    block_size : int
+        KV memory is allocated in blocks of this many tokens (vLLM: 16): a request holding ``m``
+        tokens occupies ``ceil(m / block_size)`` blocks, and a capacity of ``M`` tokens is
+        ``M // block_size`` blocks. 1 is token-exact accounting.
+    """
+
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    block_size: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("max_num_seqs", "max_num_batched_tokens", "block_size"):
+            v = getattr(self, name)
+            if v is None and name != "block_size":
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+    @property
+    def is_default(self) -> bool:
+        """Whether these are the token-exact, unlimited defaults."""
+        return self.max_num_seqs is None and self.max_num_batched_tokens is None and self.block_size == 1
+
+    @property
+    def batch_limited(self) -> bool:
+        """Whether a batch limit (``max_num_seqs`` or ``max_num_batched_tokens``) is set."""
+        return self.max_num_seqs is not None or self.max_num_batched_tokens is not None
+
+    def capacity_blocks(self, M: int) -> int:
+        """KV capacity in blocks for a capacity of ``M`` tokens: ``M // block_size``."""
+        return M // self.block_size
+
+    def to_dict(self) -> dict[str, int | None]:
+        """JSON form (what :func:`llmopt.verify.checker.check_schedule` reads as ``limits``)."""
+        return {"max_num_seqs": self.max_num_seqs, "max_num_batched_tokens": self.max_num_batched_tokens,
+                "block_size": self.block_size}
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +282,8 @@ class Schedule:
     evictions : tuple of Eviction
     recomputed_tokens : int
         Tokens produced and then thrown away by evictions.
+    limits : BatchLimits
+        The batch limits and block size the run was simulated under (default: none, token-exact).
     """
 
     policy: str
@@ -240,6 +293,7 @@ class Schedule:
     memory: MemoryTrace = field(repr=False)
     evictions: tuple[Eviction, ...] = ()
     recomputed_tokens: int = 0
+    limits: BatchLimits = BatchLimits()
 
     def __post_init__(self) -> None:
         if not isinstance(self.memory, MemoryTrace):
@@ -276,7 +330,7 @@ class Schedule:
             "starts": dict(self.starts),
             "evictions": [{"t": e.t, "id": e.id, "tokens_lost": e.tokens_lost} for e in self.evictions],
             "recomputed_tokens": self.recomputed_tokens,
-        }
+        } | ({} if self.limits.is_default else {"limits": self.limits.to_dict()})
 
 
 def schedule_from_starts(instance: Instance, starts: Mapping[str, int], policy: str) -> Schedule:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from llmopt.model.schedule import Eviction, MemoryTrace
+from llmopt.model.schedule import BatchLimits, Eviction, MemoryTrace
 
 __all__ = ["TimedSchedule"]
 
@@ -46,6 +46,8 @@ class TimedSchedule:
         Iteration → iterations lost before its batch (``Decision.stall``: clearing passes that
         cost time); each lasts a decode batch of the requests running when that iteration's
         decision began. Empty for every policy that never stalls.
+    limits : BatchLimits
+        The batch limits and block size of the run, in iteration units (default: none, token-exact).
     """
 
     policy: str
@@ -60,6 +62,7 @@ class TimedSchedule:
     memory: MemoryTrace = field(repr=False)
     complete: bool = True
     stalls: Mapping[int, int] = field(default_factory=dict)
+    limits: BatchLimits = BatchLimits()
 
     @property
     def n_completed(self) -> int:
@@ -127,4 +130,5 @@ class TimedSchedule:
             "completions": dict(self.completions),
             "batch_start": self.batch_start.tolist(),
             "batch_duration": self.batch_duration.tolist(),
-        } | ({"stalls": {str(k): v for k, v in self.stalls.items()}} if self.stalls else {})
+        } | ({"stalls": {str(k): v for k, v in self.stalls.items()}} if self.stalls else {}) | (
+            {} if self.limits.is_default else {"limits": self.limits.to_dict()})

@@ -83,6 +83,7 @@ __all__ = [
     "EnergyCertificate",
     "compute_bound",
     "run_bound",
+    "raise_if_interrupted",
     "best_certified_bound",
     "lambda_from_lp_duals",
     "time_budget",
@@ -502,14 +503,48 @@ def best_certified_bound(candidates: Iterable[tuple[float, str]], incumbent: int
     return best, certificate, errors
 
 
+def raise_if_interrupted(exc: BaseException) -> None:
+    """Re-raise the ``KeyboardInterrupt`` that ``exc`` wraps, if any; otherwise return.
+
+    A Ctrl-C that lands while a C extension initialises does not arrive as a ``KeyboardInterrupt``:
+    pybind11 modules (highspy) turn any error in their init into ``ImportError("initialization
+    failed")`` raised *from* it, and a plug-in may wrap that ``ImportError`` again. A stage that
+    records failures instead of raising calls this first, so that a stop still stops the command.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception a stage caught; its ``__cause__`` and ``__context__`` chains are searched.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        The first one found in those chains (the original object, so a subclass or a signal name
+        it carries is kept).
+    """
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        x = todo.pop()
+        if x is None or id(x) in seen:
+            continue
+        if isinstance(x, KeyboardInterrupt):
+            raise x from None
+        seen.add(id(x))
+        todo += [x.__context__, x.__cause__]  # the explicit cause is searched first
+
+
 def run_bound(name: str, instance: Instance, ctx: BoundContext | None = None) -> BoundResult:
     """Like :func:`compute_bound`, but a provider that fails returns ``value=None`` with the reason
     in ``detail`` instead of raising (a failing bound must not lose what a run already found).
-    ``KeyboardInterrupt`` still propagates."""
+
+    ``KeyboardInterrupt`` still propagates, also when it arrives wrapped in another exception (a
+    Ctrl-C during the solver's import, see :func:`raise_if_interrupted`)."""
     t0 = time.perf_counter()
     try:
         return compute_bound(name, instance, ctx)
     except Exception as exc:
+        raise_if_interrupted(exc)
         return _no_bound(name, f"failed: {type(exc).__name__}: {exc}", t0)
 
 

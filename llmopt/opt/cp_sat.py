@@ -5,6 +5,8 @@ window ``a_i … a_i + (U − Σo)`` (``U`` the best TEL known so far; :func:`ll
 and its ``j``-th generated token is a unit interval at ``k_i + j`` with demand ``s_i + j`` in
 one cumulative constraint of capacity ``M`` — the "staircase" encoding, ``Σ o_i`` intervals.
 The objective is ``Σ k_i`` (TEL up to a constant). The best schedule known is the solution hint.
+Identical requests start in instance order, and the hint is permuted to match (:func:`_staircase_model`
+says why: OR-Tools' symmetry presolve crashed on a hint otherwise).
 
 The budget is CP-SAT's *deterministic* time (``max_deterministic_time``) with one worker,
 so a run depends only on the instance, the hint and the seed, not on the machine's load.
@@ -17,7 +19,7 @@ that improves schedules at that size. Its bound is never used as a certified bou
 The stage ``cp-sat-lns`` (:func:`cp_sat_lns_stage`) chains the two: CP-SAT hinted with the best
 verified schedule, then :func:`llmopt.opt.lns.lns` started from CP-SAT's schedule (CP-SAT moves the
 schedule as a whole, the sub-IPs of ``lns`` then polish it locally). Measured by
-``benchmarks/schedule_polish.py`` on 100 J §5.1 trials after the stored ``local-search`` + ``lns``
+``llmopt/papers/jaillet/studies/schedule_polish.py`` on 100 J §5.1 trials after the stored ``local-search`` + ``lns``
 (``results/schedule_polish``): with 5 deterministic seconds (18.5 CPU s on average) CP-SAT improved its
 hint in 28 trials, by 1–8 TEL units; the stage lowered the best found by 0.29 % (AM1) / 0.24 % (AM2)
 on average, and 30 more ``lns`` sub-IPs without CP-SAT by 0.28 % / 0.23 % — the sub-IPs do nearly all of it.
@@ -30,7 +32,8 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from llmopt.model.instance import Instance
 from llmopt.model.schedule import Schedule, schedule_from_starts
@@ -52,6 +55,69 @@ def available() -> bool:
     bool
     """
     return importlib.util.find_spec("ortools") is not None
+
+
+def _identical_groups(instance: Instance) -> list[list[int]]:
+    """Indices (instance order) of the requests with equal ``(a, s, o)``, one list per distinct triple."""
+    groups: dict[tuple[int, int, int], list[int]] = {}
+    for i, r in enumerate(instance.requests):
+        groups.setdefault((r.arrival, r.prompt, r.output), []).append(i)
+    return list(groups.values())
+
+
+def _sorted_hint(instance: Instance, starts: Mapping[str, int], groups: list[list[int]]) -> dict[str, int]:
+    """``starts`` with the starts of each group of identical requests sorted into instance order.
+
+    Identical requests are interchangeable, so the result is feasible with the same TEL whenever
+    ``starts`` is, and it satisfies the order constraints ``k_i <= k_j`` (``i`` before ``j``) of the model.
+    """
+    reqs = instance.requests
+    out: dict[str, int] = {}
+    for group in groups:
+        for i, k in zip(group, sorted(starts[reqs[i].id] for i in group), strict=True):
+            out[reqs[i].id] = k
+    return out
+
+
+def _staircase_model(instance: Instance, hint: Schedule) -> tuple[Any, list[Any]]:
+    """The staircase model of the module docstring with its solution hint: ``(CpModel, start variables)``.
+
+    Identical requests (equal ``a, s, o``) start in instance order (``k_i <= k_j``) and the hint's
+    starts of each such group are sorted to match (:func:`_sorted_hint`). Why: OR-Tools 9.15's
+    symmetry presolve finds these interchangeable starts and then fails to carry a hint into its
+    reduced model (``IndexError: absl::btree_map::at``, OR-Tools issues #5091, #5288), on instances
+    of 5 requests; without the symmetry it has nothing to reduce. Proof that no optimum is lost:
+    permuting the starts of identical requests keeps a schedule feasible with the same TEL and every
+    start in its window (windows depend on ``a, o`` only), so some optimal schedule has them sorted.
+    """
+    from ortools.sat.python import cp_model
+
+    from llmopt.model.windows import start_windows
+
+    reqs = instance.requests
+    windows = start_windows(instance, hint.tel)
+    groups = _identical_groups(instance)
+    hinted = _sorted_hint(instance, hint.starts, groups)
+    model = cp_model.CpModel()
+    starts: list[Any] = [None] * len(reqs)
+    intervals, demands = [], []
+    for group in groups:
+        # a hint that idles may start past T_c − o; a wider window still holds an optimal schedule.
+        # Identical requests share their window (it depends on a, o only) and get the same domain.
+        top = max(windows.hi[group[0]], max(hinted[reqs[i].id] for i in group))
+        for i in group:
+            r = reqs[i]
+            k = model.new_int_var(windows.lo[i], top, f"k_{r.id}")
+            starts[i] = k
+            model.add_hint(k, hinted[r.id])
+            for j in range(1, r.output + 1):
+                intervals.append(model.new_fixed_size_interval_var(k + j, 1, f"tok_{r.id}_{j}"))
+                demands.append(r.prompt + j)
+        for first, second in zip(group, group[1:]):
+            model.add(starts[first] <= starts[second])
+    model.add_cumulative(intervals, demands, instance.M)
+    model.minimize(cp_model.LinearExpr.sum(starts))
+    return model, starts
 
 
 def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed: int = 0,
@@ -92,25 +158,10 @@ def cp_sat_schedule(instance: Instance, hint: Schedule, *, seconds: float, seed:
                          f"more than MAX_TOKENS = {MAX_TOKENS:,}; use the lns stage at this size")
     from ortools.sat.python import cp_model
 
-    from llmopt.model.windows import start_windows
-
     reqs = instance.requests
     if not reqs:
         return schedule_from_starts(instance, {}, policy="cp-sat")
-    windows = start_windows(instance, hint.tel)
-    model = cp_model.CpModel()
-    starts = []
-    intervals, demands = [], []
-    for i, r in enumerate(reqs):
-        # a hint that idles may start past T_c − o; a wider window still holds an optimal schedule
-        k = model.new_int_var(windows.lo[i], max(windows.hi[i], hint.starts[r.id]), f"k_{r.id}")
-        starts.append(k)
-        model.add_hint(k, hint.starts[r.id])
-        for j in range(1, r.output + 1):
-            intervals.append(model.new_fixed_size_interval_var(k + j, 1, f"tok_{r.id}_{j}"))
-            demands.append(r.prompt + j)
-    model.add_cumulative(intervals, demands, instance.M)
-    model.minimize(cp_model.LinearExpr.sum(starts))
+    model, starts = _staircase_model(instance, hint)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     # OR-Tools otherwise installs its own SIGINT handler, which outlives the solve and swallows the

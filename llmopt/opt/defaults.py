@@ -3,8 +3,8 @@ them without loading the pipeline (``llmopt --help`` must start fast)."""
 
 __all__ = ["DEFAULT_MAX_NNZ", "DEFAULT_BOUNDS", "DEFAULT_UPPER_BOUNDS", "DEFAULT_LNS_ITERATIONS",
            "DEFAULT_CP_SAT_SECONDS", "AUTO_BOUNDS", "AUTO_ZONE_LP_MAX_N", "AUTO_ZONE_COLGEN_MAX_N",
-           "AUTO_LP_COLGEN_MAX_N", "auto_bounds",
-           "expand_bounds", "possible_bounds", "next_bound_hint"]
+           "AUTO_LP_COLGEN_MAX_N", "AUTO_STAGE_COST", "AUTO_COST_MARGIN", "AUTO_BOUNDS_SHARE", "auto_bounds",
+           "auto_bound_choice", "predicted_bound_seconds", "expand_bounds", "possible_bounds", "next_bound_hint"]
 
 #: Largest model (nonzeros) the pipeline builds unless told otherwise: about 2–3 GB while
 #: building and inside HiGHS, and far beyond what a MIP solver closes in minutes.
@@ -18,13 +18,25 @@ DEFAULT_BOUNDS = (AUTO_BOUNDS,)
 #: 72 s at n = 100; its cost grows about as n^4 (``results/zone_bound``).
 AUTO_ZONE_LP_MAX_N = 40
 #: ``auto`` adds the same zone LP by column generation (``zone-colgen``) above :data:`AUTO_ZONE_LP_MAX_N` and up
-#: to this many requests. Measured (``benchmarks/bound_scaling.py``, J AM1, M = 40, seed 0): the same value as
+#: to this many requests. Measured (``llmopt/opt/studies/bound_scaling.py``, J AM1, M = 40, seed 0): the same value as
 #: ``zone-lp`` at n = 40 and 60 in about half its time; 25 s at n = 100 alone on the machine where ``zone-lp``
 #: took over 300 s (``results/bound_scaling``).
 AUTO_ZONE_COLGEN_MAX_N = 120
 #: ``auto`` adds the column-generation LP up to this many requests: 2.6 s at n = 200 (J AM1, gap
 #: 35.6 % with energy), while at 10,000 requests it overran a 200 s limit and certified only Σo.
 AUTO_LP_COLGEN_MAX_N = 2000
+#: Seconds of each stage ``auto`` may choose, predicted as ``a · (n / 40) ** e`` with ``(a, e)`` fitted to
+#: ``results/bound_scaling`` (J AM1, M = 40, seed 0, n = 40 … 200: the time at n = 40 and the least-squares
+#: exponent over n >= 40). ``energy`` costs under a second up to 10,000 requests and is not listed.
+AUTO_STAGE_COST = {"zone-lp": (2.16, 4.30), "zone-colgen": (1.00, 4.14), "lp-colgen": (0.29, 1.42)}
+#: ``auto`` runs a stage only when this many times its predicted seconds fit its share of the time limit:
+#: on the 8 tasks of the ``quick`` suite (J AM1/AM2, n = 27–68, M = 36–50, 2 tasks at once on 2 cores)
+#: ``zone-colgen`` took 0.9–2.4× the prediction on six and 7.3× on one (AM2, n = 42, M = 47).
+AUTO_COST_MARGIN = 3.0
+#: Share of a whole-pipeline time limit that ``auto`` sizes the bound stages to: the stages run after the
+#: search (which stops at 25 % of the limit at the latest) and end by 60 % of it
+#: (:data:`llmopt.opt.hindsight.BOUNDS_END`), so 35 % is theirs whatever the search takes.
+AUTO_BOUNDS_SHARE = 0.35
 #: The upper-bound stages the pipeline runs when none are named.
 DEFAULT_UPPER_BOUNDS = ("mc-sf", "fcfs", "local-search")
 #: Sub-IPs of the ``lns`` stage unless told otherwise.
@@ -33,24 +45,54 @@ DEFAULT_LNS_ITERATIONS = 30
 DEFAULT_CP_SAT_SECONDS = 10.0
 
 
-def auto_bounds(n: int) -> tuple[str, ...]:
-    """The bound stages ``auto`` runs on an instance of ``n`` requests: ``energy`` always (0.1–1 s up
-    to 10,000 requests), with ``zone-lp`` (n <= :data:`AUTO_ZONE_LP_MAX_N`), ``zone-colgen``
-    (n <= :data:`AUTO_ZONE_COLGEN_MAX_N`) or ``lp-colgen`` (n <= :data:`AUTO_LP_COLGEN_MAX_N`)."""
-    if n <= AUTO_ZONE_LP_MAX_N:
-        return ("energy", "zone-lp")
-    if n <= AUTO_ZONE_COLGEN_MAX_N:
-        return ("energy", "zone-colgen")
-    if n <= AUTO_LP_COLGEN_MAX_N:
-        return ("energy", "lp-colgen")
-    return ("energy",)
+def predicted_bound_seconds(name: str, n: int) -> float | None:
+    """Predicted seconds of the bound stage ``name`` on ``n`` requests (:data:`AUTO_STAGE_COST`, before the
+    margin); ``None`` for a stage without a cost model."""
+    if name not in AUTO_STAGE_COST:
+        return None
+    a, e = AUTO_STAGE_COST[name]
+    return a * (max(n, 1) / 40) ** e
 
 
-def expand_bounds(names: tuple[str, ...], n: int) -> tuple[str, ...]:
-    """``names`` with :data:`AUTO_BOUNDS` replaced by :func:`auto_bounds` (``n``), without repeats."""
+def auto_bound_choice(n: int, budget_s: float | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The bound stages ``auto`` runs on ``n`` requests within ``budget_s`` seconds, and a note for each
+    stronger stage it leaves out because it would not finish in that time.
+
+    By size: ``energy`` always (0.1–1 s up to 10,000 requests), with the strongest of ``zone-lp``
+    (n <= :data:`AUTO_ZONE_LP_MAX_N`), ``zone-colgen`` (n <= :data:`AUTO_ZONE_COLGEN_MAX_N`) and ``lp-colgen``
+    (n <= :data:`AUTO_LP_COLGEN_MAX_N`). By time, when ``budget_s`` is given: a stage runs only if
+    :data:`AUTO_COST_MARGIN` times :func:`predicted_bound_seconds` fits ``budget_s``; otherwise the next
+    weaker one is tried. The choice depends on ``n`` and ``budget_s`` only, never on a clock, so a
+    suite's records stay deterministic for a seed.
+
+    Returns
+    -------
+    (stages, notes) : tuple of str, tuple of str
+    """
+    ladder = [name for name, limit in (("zone-lp", AUTO_ZONE_LP_MAX_N), ("zone-colgen", AUTO_ZONE_COLGEN_MAX_N),
+                                       ("lp-colgen", AUTO_LP_COLGEN_MAX_N)) if n <= limit]
+    notes: list[str] = []
+    for name in ladder:
+        predicted = predicted_bound_seconds(name, n)
+        if budget_s is None or predicted is None or AUTO_COST_MARGIN * predicted <= budget_s:
+            return ("energy", name), tuple(notes)
+        notes.append(f"bound {name!r} left out: predicted {AUTO_COST_MARGIN * predicted:.1f} s at n = {n} "
+                     f"({AUTO_COST_MARGIN:g} x its fitted {predicted:.1f} s), more than the bound stages' "
+                     f"{budget_s:.1f} s")
+    return ("energy",), tuple(notes)
+
+
+def auto_bounds(n: int, budget_s: float | None = None) -> tuple[str, ...]:
+    """The bound stages ``auto`` runs on an instance of ``n`` requests within ``budget_s`` seconds
+    (``None``: by size alone); see :func:`auto_bound_choice`."""
+    return auto_bound_choice(n, budget_s)[0]
+
+
+def expand_bounds(names: tuple[str, ...], n: int, budget_s: float | None = None) -> tuple[str, ...]:
+    """``names`` with :data:`AUTO_BOUNDS` replaced by :func:`auto_bounds` (``n``, ``budget_s``), without repeats."""
     out: list[str] = []
     for name in names:
-        for b in auto_bounds(n) if name == AUTO_BOUNDS else (name,):
+        for b in auto_bounds(n, budget_s) if name == AUTO_BOUNDS else (name,):
             if b not in out:
                 out.append(b)
     return tuple(out)

@@ -35,8 +35,11 @@ of an exact formulation is certified after the solve, as before.
 
 Budget. ``time_limit`` bounds the whole pipeline: the search stages get at most a quarter
 of it, the bound stages end by ``BOUNDS_END`` (60 %) of it at the latest (a hard deadline the
-HiGHS adapter enforces), and the IP gets what is left, with HiGHS's own limit 5 % of the budget
-before its end and a hard deadline at the end; every requested bound stage runs, also when an
+HiGHS adapter enforces), and the IP gets what is left: the model build counts, the solver's own
+limit is what the build leaves less 5 % of the budget, with a hard deadline at the end that the
+HiGHS and CBC adapters enforce, and a build that uses the budget up ends the run with status
+``time_limit`` without starting the solver. ``auto`` bound stages are sized to their share
+(:func:`~llmopt.opt.defaults.auto_bound_choice`); every requested bound stage runs, also when an
 upper bound already has TEL ``Σ o`` (its value is recorded). ``ip_time_limit`` caps the IP solve on
 its own (the harness uses only that). Ctrl-C stops the stage in progress within about a second
 (HiGHS) and returns what was found so far, with status ``interrupted``.
@@ -53,8 +56,15 @@ from llmopt.model.canonical import ModelTooLarge
 from llmopt.model.instance import Instance
 from llmopt.model.result import SolveResult, SolveStatus
 from llmopt.model.schedule import Schedule
-from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, run_bound
-from llmopt.opt.defaults import DEFAULT_BOUNDS, DEFAULT_MAX_NNZ, expand_bounds
+from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, raise_if_interrupted, run_bound
+from llmopt.opt.defaults import (
+    AUTO_BOUNDS,
+    AUTO_BOUNDS_SHARE,
+    DEFAULT_BOUNDS,
+    DEFAULT_MAX_NNZ,
+    auto_bound_choice,
+    expand_bounds,
+)
 from llmopt.opt.upper_bounds import (
     DEFAULT_CP_SAT_SECONDS,
     DEFAULT_LNS_ITERATIONS,
@@ -115,6 +125,11 @@ class HindsightResult:
     errors : tuple of str
         Contradictions found (a certified bound above the incumbent, a solver "optimal"
         that the checker refutes); empty in a healthy run.
+    solver : str
+        The solver that ran the IP (empty when it did not run).
+    bounds_skipped : tuple of str
+        One note per bound stage ``auto`` left out because it would not finish in the bound stages'
+        share of the time (:func:`llmopt.opt.defaults.auto_bound_choice`).
     """
 
     status: SolveStatus
@@ -133,6 +148,7 @@ class HindsightResult:
     message: str = ""
     errors: tuple[str, ...] = ()
     solver: str = ""
+    bounds_skipped: tuple[str, ...] = ()
 
 
 class PipelineInterrupted(KeyboardInterrupt):
@@ -226,7 +242,10 @@ def solve_hindsight(
         Registered bound stages (:data:`llmopt.opt.bounds.BOUNDS`); each runs and is recorded in
         ``HindsightResult.bounds``, and the best certified value joins the bound on OPT. ``"auto"``
         (the default) stands for :func:`llmopt.opt.defaults.auto_bounds`: energy, with the zone LP
-        or the column-generation LP by size.
+        or the column-generation LP by size and by the time the bound stages have —
+        :data:`~llmopt.opt.defaults.AUTO_BOUNDS_SHARE` of ``time_limit``, else ``ip_time_limit`` seconds
+        (a suite limits the IP alone, and its bound stages get as long), else unlimited; a stage
+        left out is named in ``HindsightResult.bounds_skipped``.
     upper_bounds : tuple of str
         Upper-bound stages (:data:`llmopt.opt.upper_bounds.UPPER_BOUNDS` or policy names).
     windows : str
@@ -272,7 +291,9 @@ def solve_hindsight(
     from llmopt.model.windows import WINDOWS
 
     budget = _Budget(time_limit)
-    bounds = expand_bounds(bounds, instance.n)
+    bounds_budget = AUTO_BOUNDS_SHARE * time_limit if time_limit is not None else ip_time_limit
+    skipped = auto_bound_choice(instance.n, bounds_budget)[1] if AUTO_BOUNDS in bounds else ()
+    bounds = expand_bounds(bounds, instance.n, bounds_budget)
     say = progress or (lambda _msg: None)
     run = _Run(instance, say)
     # Resolve every name before any work, so a typo fails at once.
@@ -290,6 +311,9 @@ def solve_hindsight(
         run.add_schedules(found)
         run.stage("upper bounds", ", ".join(f"{k} {v}" for k, v in run.heuristics.items()))
         win = windows_stage(instance, run.incumbent)
+        for text in skipped:
+            run.note(text)
+        run.bounds_skipped = tuple(skipped)
         # 2. certify the best schedule so far: before the IP, so that a bound meeting it saves the IP
         for name in bounds:
             ctx = BoundContext(upper_bound_starts=run.starts, windows=win, solver=solver,
@@ -340,6 +364,8 @@ class _Run:
         self.trust_exact = True
         self.interrupted = False
         self.ip_rejected = False
+        self.timed_out = False  # the deadline passed before the solver could start
+        self.bounds_skipped: tuple[str, ...] = ()
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
@@ -390,20 +416,19 @@ class _Run:
         reserve = None if remaining is None else max(0.0, remaining - 0.05 * (budget.seconds or 0.0))
         if reserve is not None and reserve < MIN_STAGE_S:
             self.note("IP skipped: the time limit is used up")
+            self.timed_out = True
             return
-        limit = _min_limit(ip_time_limit, reserve)
-        # ... but it overruns its limit by seconds on large models, so the adapter cancels it at the end.
-        deadline = budget.deadline(1.0)
         try:
-            self._ip(form, win, solver, limit, deadline, threads, max_nnz, verbose, progress)
+            self._ip(form, win, solver, budget, ip_time_limit, threads, max_nnz, verbose, progress)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # e.g. a broken plug-in formulation: keep what was found, say why
+            raise_if_interrupted(exc)  # a Ctrl-C during the solver's import arrives as an ImportError
             self.note(f"IP stage failed: {type(exc).__name__}: {exc}")
             self.errors.append(f"the {form.name} / {solver.info.name} stage raised {type(exc).__name__}: {exc}")
             self.ip_rejected = True
 
-    def _ip(self, form: Any, win: Any, solver: Any, limit: float | None, deadline: float | None, threads: int,
+    def _ip(self, form: Any, win: Any, solver: Any, budget: _Budget, ip_time_limit: float | None, threads: int,
             max_nnz: int, verbose: bool, progress: Progress | None) -> None:
         instance = self.instance
         estimate = getattr(form, "estimate", None)
@@ -418,6 +443,16 @@ class _Run:
         self.model_stats = {**model.stats(), "horizon": win.horizon, "windows": win.reason, "formulation": form.name,
                             **(describe(instance, model) if describe is not None else {})}
         self.stage("windows + model", f"{form.name}: {model.size.describe()} ({win.reason})")
+        # The solver gets what the build left: its own limit ends the solve a little before the whole
+        # budget does, and the adapter cancels it at the end (limits overrun by seconds on large models).
+        remaining = budget.remaining()
+        deadline = budget.deadline(1.0)
+        if remaining is not None and remaining <= 0.0:
+            self.note(f"IP not started: building the {form.name} model used up the time limit")
+            self.timed_out = True
+            return
+        limit = _min_limit(ip_time_limit, None if remaining is None
+                           else max(0.0, remaining - 0.05 * (budget.seconds or 0.0)))
         warm = None
         encode = getattr(form, "encode", None)
         if encode is not None and solver.info.has(Capability.WARM_START):
@@ -481,6 +516,8 @@ class _Run:
                 self.notes.append(f"optimality proven by the {certificate} bound = incumbent")
         elif self.interrupted:
             status = SolveStatus.INTERRUPTED
+        elif res is None and self.timed_out:
+            status = SolveStatus.TIME_LIMIT
         elif res is None or self.ip_rejected or res.status in (SolveStatus.INFEASIBLE, SolveStatus.UNBOUNDED):
             status = SolveStatus.NOT_SOLVED
         elif res.status is SolveStatus.OPTIMAL:
@@ -512,4 +549,5 @@ class _Run:
             message=message,
             errors=tuple(self.errors),
             solver=self.solver,
+            bounds_skipped=self.bounds_skipped,
         )

@@ -6,7 +6,9 @@
 * :mod:`~llmopt.policies.sorted_f` — Sorted-F and its Phase-1 approximations (W Algorithms 1–5);
 * :mod:`~llmopt.policies.lp_order` — Sorted-LP and LP-Swap (W Algorithms 6–7);
 * :mod:`~llmopt.policies.intervals` — H-SF, A_max, A_ℓ under interval predictions (C), and
-  :mod:`~llmopt.policies.a_min` — A_min and multi-interval A_min (C).
+  :mod:`~llmopt.policies.a_min` — A_min and multi-interval A_min (C);
+* production schedulers, blind to output lengths: :mod:`~llmopt.policies.vllm` (vLLM v0) and
+  :mod:`~llmopt.policies.orca` (Orca).
 
 Policies are looked up by name in :data:`POLICIES` (third parties add entries through the
 ``llmopt.policies`` entry-point group, see :mod:`llmopt.bench.plugins`). The protocol is
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from llmopt.model.params import check_params
 from llmopt.model.registry import Registry, make_from_spec, parse_spec
 from llmopt.policies.base import (
     MCSF,
@@ -45,6 +48,7 @@ __all__ = [
     "make_policy",
     "parse_policy_spec",
     "make_policy_spec",
+    "check_policy_params",
 ]
 
 POLICIES: Registry[Callable[..., Policy | StepPolicy]] = Registry("policy", "llmopt.policies")
@@ -84,13 +88,40 @@ POLICIES.register("a-min", "llmopt.policies.a_min:AMin",
                   "pseudo_update=max|assign")
 POLICIES.register("a-min-multi", "llmopt.policies.a_min:AMinMulti",
                   "multi-interval A_min (C Alg. 5): A_min on disjoint bucket intervals (checked)")
+POLICIES.register("vllm", "llmopt.policies.vllm:VLLMScheduler",
+                  "vLLM v0 default scheduler: blind to o, FCFS, KV blocks (engine block_size), free-block "
+                  "watermark, recompute preemption of the latest arrival; param watermark=0.01")
+POLICIES.register("orca", "llmopt.policies.orca:OrcaScheduler",
+                  "Orca: blind to o, FCFS iteration-level batching, fixed reservation of max_len tokens per request "
+                  "(no paging); param max_len=4096")
 POLICIES.register("a-ell", "llmopt.policies.intervals:AEll",
                   "A_ℓ promote-ℓ (C Alg. 6): intervals, FIFO, cancels at ℓ tokens and re-queues with u at the back")
 
 
 def make_policy(name: str, **params: Any) -> Policy | StepPolicy:
-    """Instantiate the registered policy ``name``."""
-    return POLICIES.get(name)(**params)
+    """Instantiate the registered policy ``name``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter has the wrong type for the policy (see :func:`check_policy_params`), or
+        the policy refuses its value.
+    """
+    factory = POLICIES.get(name)
+    check_policy_params(name, factory, params)
+    return factory(**params)
+
+
+def check_policy_params(name: str, factory: Callable[..., Any], params: dict[str, Any]) -> None:
+    """Refuse a parameter policy ``name`` does not take, or one of the wrong type (``alpha=abc``),
+    by name, before the policy meets it (:func:`llmopt.model.params.check_params`).
+
+    Raises
+    ------
+    ValueError
+        ``policy 'alpha-protection': parameter 'alpha' must be a number, got 'abc'``.
+    """
+    check_params("policy", name, factory, params)
 
 
 def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -101,6 +132,14 @@ def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def make_policy_spec(spec: str, **extra: Any) -> Policy | StepPolicy:
     """Instantiate a policy from a spec string (see :func:`parse_policy_spec`); ``extra``
-    parameters (e.g. a per-trial ``seed``) are added when the policy does not fix them."""
+    parameters (e.g. a per-trial ``seed``) are added when the policy does not fix them.
+
+    Raises
+    ------
+    ValueError
+        For a malformed spec, or a parameter of the wrong type (:func:`check_policy_params`) or value.
+    """
+    name, params = parse_policy_spec(spec)
+    check_policy_params(name, POLICIES.get(name), params)
     policy: Policy | StepPolicy = make_from_spec(POLICIES, spec, "policy spec", **extra)
     return policy

@@ -24,7 +24,12 @@ their starts, so a running request has produced ``t − start`` tokens. Requests
 :class:`~llmopt.engine.discrete.RequestView` objects: ``id``, ``arrival``, ``prompt``,
 ``position`` (order in the instance, the last tie-breaker) and ``output``, which raises
 :class:`~llmopt.engine.discrete.HiddenOutputError` under ``Visibility.HIDDEN`` until the request
-completes. ``reset`` and ``on_complete`` are optional. A policy must be deterministic
+completes. ``reset`` and ``on_complete`` are optional. Under the engine's batch limits
+(``max_num_seqs``, ``max_num_batched_tokens``) the engine may refuse the tail of a decision's starts;
+it hands them back through ``on_refused(t, requests)`` (the policy puts them back into its queue;
+:class:`LookaheadPrefixPolicy` does) and a policy without that hook cannot run under batch limits.
+An optional ``set_limits(limits)`` receives the limits and the KV ``block_size`` before ``reset``
+(see :class:`llmopt.engine.core.Worker`). A policy must be deterministic
 (DESIGN §4 inv. 3) and must not do work proportional to the queue at every event.
 
 Most look-ahead policies are "admit waiting requests in a priority order while the
@@ -149,6 +154,12 @@ class LookaheadPrefixPolicy:
             self.running[request.id] = (request, t)
             started.append(request.id)
         return Decision(start=tuple(started))
+
+    def on_refused(self, t: int, requests: Any) -> None:
+        """The engine's batch limits deferred these starts (see :class:`llmopt.engine.core.Worker`):
+        they go back to the queue, as if never started."""
+        for request in requests:
+            self.requeue(request.id)
 
     # --- for subclasses that evict ------------------------------------------------------
 

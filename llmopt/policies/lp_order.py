@@ -27,7 +27,7 @@ is exactly Relax-LP. For large instances (W §7: n = 2,000, M = 16,492, ~5·10�
   priced), so ``y`` is still an expected start over the paper's horizon and ``Δ = 1`` is
   the paper's LP exactly.
 * What it does **not** keep is the exact LP optimum, so ``y`` (hence the order) can differ
-  from the ``Δ = 1`` solution. ``benchmarks/lp_bucket_sensitivity.py`` measures how much
+  from the ``Δ = 1`` solution. ``llmopt/papers/wang/studies/lp_bucket_sensitivity.py`` measures how much
   (order agreement and TEL against ``Δ = 1`` where the exact LP is solvable); the table is in
   ``results/wang-mixed/lp_bucket.md``.
 
@@ -55,15 +55,25 @@ from llmopt.policies.base import MCSF
 from llmopt.policies.sorted_f import PlannedOrderPolicy, greedy_fill, select_local_swap
 from llmopt.solvers.colgen import ColGenResult, solve_lp_auto
 
-__all__ = ["SortedLP", "LPSwap", "ExpectedStarts", "lp_expected_starts", "lp_order"]
+__all__ = ["SortedLP", "LPSwap", "ExpectedStarts", "lp_expected_starts", "lp_order", "solve_cached"]
 
 #: Expected starts closer than this are a tie (LP round-off).
 Y_GRID = 1e-6
 
 
 @functools.lru_cache(maxsize=4)
-def _solve_cached(requests: tuple[tuple[str, int, int], ...], M: int, bucket: int | str,
-                  time_limit: float | None) -> tuple[ColGenResult, int]:
+def solve_cached(requests: tuple[tuple[str, int, int], ...], M: int, bucket: int | str,
+                 time_limit: float | None) -> tuple[ColGenResult, int]:
+    """Relax-LP of the requests ``(id, prompt, output)``, all available at time 0, solved once per key.
+
+    The last four solves are kept (:func:`functools.lru_cache`): Sorted-LP and LP-Swap on the same
+    requests share one solve. Call ``solve_cached.cache_clear()`` before timing a solve.
+
+    Returns
+    -------
+    tuple
+        ``(the LP result, Δ)`` of :func:`llmopt.solvers.colgen.solve_lp_auto`, started from MC-SF's schedule.
+    """
     instance = Instance(M, tuple(Request(rid, 0, s, o) for rid, s, o in requests))
     seed = simulate(instance, MCSF()).starts  # the master's first columns: MC-SF's schedule
     return solve_lp_auto(instance, initial_starts=seed, bucket=bucket, time_limit=time_limit)
@@ -81,7 +91,7 @@ def lp_expected_starts(requests: list[RequestView], outputs: list[int], M: int, 
         If the LP was not solved (the message says why).
     """
     key = tuple((r.id, r.prompt, o) for r, o in zip(requests, outputs, strict=True))
-    res, delta = _solve_cached(key, M, bucket, time_limit)
+    res, delta = solve_cached(key, M, bucket, time_limit)
     if not res.expected_start:
         raise RuntimeError(f"Relax-LP not solved: {res.status}: {res.message}")
     return np.array([res.expected_start[r.id] for r in requests]), res, delta

@@ -11,8 +11,10 @@ evaluated over are derived here from the instance and from a schedule that
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from llmopt.model.tolerance import LAMBDA_CHECK_TOL
 from llmopt.verify.checker import check_schedule
 
 __all__ = ["CertificateError", "certificate_horizon", "certified_windows", "check_lower_bound_certificate",
-           "rounding_margin"]
+           "exact_exponent", "exact_units", "round_down"]
 
 
 class CertificateError(ValueError):
@@ -141,6 +143,13 @@ def check_lower_bound_certificate(
     smaller, narrow ones at every ``k``; either way the minimum is exact and the cost does not depend
     on where the time origin lies (arrivals may be Unix timestamps).
 
+    Arithmetic. Every multiplier is a float64, an exact binary fraction; the whole evaluation (prefix
+    sums, each start's cost, the minima, ``M·Σλ``) runs in Python integers counting units of ``2^E``
+    (:func:`exact_exponent`), so it is exact on every platform, whatever the width of ``long double``,
+    and only the returned float is rounded — down (:func:`round_down`). (It once ran in ``long double``
+    with ``Σλ`` rounded to float64 and a margin for the error, which covered it only where ``long
+    double`` is x86's 80-bit type.)
+
     Parameters
     ----------
     instance : Instance
@@ -155,7 +164,7 @@ def check_lower_bound_certificate(
     Returns
     -------
     float
-        ``bound(λ)``.
+        ``bound(λ)``, rounded down to a float64.
 
     Raises
     ------
@@ -164,19 +173,22 @@ def check_lower_bound_certificate(
         names the time), or ``upper_bound_starts`` is not a feasible schedule.
     """
     times, values = _multipliers(lam, tol)
-    total_lambda = float(np.sum(values, dtype=np.longdouble))
+    E = exact_exponent(values)
+    units = exact_units(values, E)
+    one = 1 << -E  # an integer in units of 2^E
+    total_lambda = int(units.sum()) if units.size else 0
     if instance.n == 0:
-        return -instance.M * total_lambda
+        return round_down(-instance.M * total_lambda, E)
     lo, hi = certified_windows(instance, upper_bound_starts)
     origin = int(lo.min())
     rel = times - origin
-    prefix = _prefix_sums(times, values, origin)
+    prefix = _prefix_sums(times, units, origin)
     change = _change_points(rel, values)
     groups: dict[tuple[int, int, int, int], int] = {}
     for i, r in enumerate(instance.requests):
         key = (r.prompt, r.output, int(lo[i]) - origin, int(hi[i]) - origin)
         groups[key] = groups.get(key, 0) + 1
-    total = np.longdouble(0.0)
+    total = 0
     for (s, o, k_lo, k_hi), count in groups.items():
         i0 = np.searchsorted(rel, k_lo, side="left")
         i1 = np.searchsorted(rel, k_hi + o + 1, side="right")
@@ -188,45 +200,91 @@ def check_lower_bound_certificate(
             cand = np.concatenate([near - o - 1, near - o, near - 1, near, [k_lo, k_hi]])
             k = np.unique(cand[(cand >= k_lo) & (cand <= k_hi)])
         else:
-            k = _run_candidates(runs, rel, values, prefix, s, o, k_lo, k_hi)
-        total += count * _cost(prefix, s, o, k).min()
+            k = _run_candidates(runs, rel, units, prefix, s, o, k_lo, k_hi, one)
+        total += count * min(_cost(prefix, s, o, k, one))
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    margin = rounding_margin(instance, origin, int(hi.max()) - origin, instance.M, (times, values))
-    return float(C + total - instance.M * np.longdouble(total_lambda) - margin)
+    return round_down(C * one + total - instance.M * total_lambda, E)
 
 
-def rounding_margin(instance: Instance, origin: int, k_max: int, capacity: int, lam: tuple[np.ndarray, np.ndarray],
-                    mus: Sequence[tuple[np.ndarray, np.ndarray]] = ()) -> float:
-    """A bound on the rounding error of a Lagrangian evaluation, which the checkers subtract.
+def exact_exponent(*value_arrays: np.ndarray) -> int:
+    """An exponent ``E <= 0`` such that every value of every array is an integer multiple of ``2^E``.
 
-    Every value :func:`check_lower_bound_certificate` (or the clique checker, with zone multipliers
-    ``mus``) forms — prefix sums of ``λ`` and of ``(t − origin)·λ``, sums of ``μ``, a start's cost, the
-    running total — is at most ``W = Λ·(T + s_max + capacity) + Σμ + T`` in magnitude (``Λ = Σλ``,
-    ``T`` the largest relative time involved: ``k_max`` plus the longest output, or a multiplier's time),
-    and each comes from at most ``n + L + 16`` roundings of relative size ``eps`` of the extended type
-    (``L`` multipliers summed by ``cumsum``, ``n`` terms in the total). So the computed value is within
-    ``(n + L + 16)·eps·W`` of the exact one; the margin is 64 times that. It is negligible for
-    solver duals (below 1e-8 on a J §5.1 certificate) and large for absurd multipliers: without it,
-    ``λ_6 ≈ 8.6e18`` on a two-request instance certified 11 where OPT is 10 (found in review, issue 23).
+    Every finite float64 is ``m·2^e`` with an integer ``m`` of at most 53 bits, so such an ``E`` exists;
+    the checkers then compute in integers counting units of ``2^E`` (:func:`exact_units`), exactly.
+
+    Parameters
+    ----------
+    *value_arrays : ndarray
+        Finite float64 values (multipliers).
+
+    Returns
+    -------
+    int
+        ``min(0, min over the non-zero values of (their binary exponent − 53))``.
     """
-    sets = [lam, *mus]
-    reach = max((int(np.abs(t - origin).max()) for t, _ in sets if t.size), default=0)
-    o_max = max((r.output for r in instance.requests), default=0)
-    s_max = max((r.prompt for r in instance.requests), default=0)
-    T = float(max(reach, k_max + o_max, 1))
-    lam_sum = float(np.sum(lam[1], dtype=np.longdouble))
-    mu_sum = sum(float(np.sum(v, dtype=np.longdouble)) for _, v in mus)
-    W = lam_sum * (T + s_max + capacity) + mu_sum + T
-    count = instance.n + sum(t.size for t, _ in sets) + 16
-    return 64.0 * float(np.finfo(np.longdouble).eps) * count * W
+    E = 0
+    for values in value_arrays:
+        nz = values[values != 0]
+        if nz.size:
+            _, ex = np.frexp(nz)  # nz = mant·2^ex, 0.5 <= |mant| < 1: mant·2^53 is an integer
+            E = min(E, int(ex.min()) - 53)
+    return E
 
 
-def _cost(prefix: Any, s: int, o: int, k: np.ndarray) -> np.ndarray:
-    """``k + Σ_{τ=k+1}^{k+o} (s + τ − k)·λ_τ`` at relative starts ``k``, in extended precision."""
+def exact_units(values: np.ndarray, E: int) -> np.ndarray:
+    """The values as exact integer multiples of ``2^E``.
+
+    Parameters
+    ----------
+    values : ndarray
+        Finite float64 values.
+    E : int
+        From :func:`exact_exponent` over (at least) these values.
+
+    Returns
+    -------
+    ndarray of object
+        Python integers ``values[i] / 2^E``, exactly.
+    """
+    mant, ex = np.frexp(values)
+    m53 = (mant * 2.0 ** 53).astype(np.int64)  # exact: a 53-bit mantissa
+    out = np.empty(values.size, dtype=object)
+    out[:] = [m << (x - 53 - E) if m else 0 for m, x in zip(m53.tolist(), ex.tolist(), strict=True)]
+    return out
+
+
+def round_down(units: int, E: int) -> float:
+    """The largest float64 ``<= units·2^E``: a lower bound must never round up.
+
+    Parameters
+    ----------
+    units : int
+        The exact value in units of ``2^E``.
+    E : int
+        Its exponent, ``<= 0``.
+
+    Returns
+    -------
+    float
+        ``units·2^E`` rounded towards ``−∞`` (``−inf`` below the float range, the largest float above it).
+    """
+    exact = Fraction(int(units), 1 << -E)
+    try:
+        value = float(exact)
+    except OverflowError:
+        return -math.inf if exact < 0 else math.nextafter(math.inf, 0.0)
+    if Fraction(value) > exact:
+        value = math.nextafter(value, -math.inf)
+    return value
+
+
+def _cost(prefix: Any, s: int, o: int, k: np.ndarray, one: int) -> np.ndarray:
+    """``k + Σ_{τ=k+1}^{k+o} (s + τ − k)·λ_τ`` at relative starts ``k``, exactly, in units of ``2^E``
+    (``one`` = ``2^−E``, the prefix sums of :func:`_prefix_sums` over :func:`exact_units`)."""
     a0, a1 = prefix(k)
     b0, b1 = prefix(k + o)
-    kl = k.astype(np.longdouble)
-    return kl + (s - kl) * (b0 - a0) + (b1 - a1)
+    kl = k.astype(object)
+    return kl * one + (s - kl) * (b0 - a0) + (b1 - a1)
 
 
 def _change_points(rel: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -240,19 +298,19 @@ def _change_points(rel: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([rel[~same_prev], rel[~same_next] + 1]))
 
 
-def _run_candidates(change: np.ndarray, rel: np.ndarray, values: np.ndarray, prefix: Any, s: int, o: int,
-                    k_lo: int, k_hi: int) -> np.ndarray:
+def _run_candidates(change: np.ndarray, rel: np.ndarray, units: np.ndarray, prefix: Any, s: int, o: int,
+                    k_lo: int, k_hi: int, one: int) -> np.ndarray:
     """Starts where ``cost(k)`` can be least when ``λ`` is constant on long runs (bucketed multipliers).
 
     The second difference of ``cost`` at ``k`` is ``λ_{k+1} − λ_{k+o+1}`` unless ``k + 2`` or ``k + o + 2``
     is a change point, so between consecutive breakpoints ``{z − 2, z − o − 2}`` (``z`` a change point)
     ``cost`` is a quadratic in ``k``: its least value on a segment ``[L, R]`` is at ``L`` or ``R``, or,
     when it is convex (``λ_{L+1} > λ_{L+o+1}``), at the first ``k`` whose first difference is ``>= 0``
-    (found in closed form; it and its neighbours are evaluated)."""
+    (found in closed form, in exact integers; it and its neighbours are evaluated)."""
 
     def lam_at(t: np.ndarray) -> np.ndarray:
         j = np.minimum(np.searchsorted(rel, t), rel.size - 1)
-        return np.where(rel[j] == t, values[j], 0.0)
+        return np.where(rel[j] == t, units[j], 0)
 
     brk = np.concatenate([change - 2, change - o - 2])
     brk = brk[(brk >= k_lo) & (brk < k_hi)]
@@ -260,22 +318,27 @@ def _run_candidates(change: np.ndarray, rel: np.ndarray, values: np.ndarray, pre
     L, R = B[:-1] + 1, B[1:]
     cand = [L, R]
     curv = lam_at(L + 1) - lam_at(L + o + 1)
-    convex = (curv > 0) & (R - L >= 2)
+    convex = (curv > 0).astype(bool) & (R - L >= 2)
     if convex.any():
         Lc, Rc = L[convex], R[convex]
-        d0 = _cost(prefix, s, o, Lc + 1) - _cost(prefix, s, o, Lc)
-        step = np.ceil(np.maximum(-d0, 0) / curv[convex].astype(np.longdouble)).astype(np.int64)
-        ks = Lc + step
+        d0 = _cost(prefix, s, o, Lc + 1, one) - _cost(prefix, s, o, Lc, one)
+        width = (Rc - Lc + 1).tolist()
+        # first j with d0 + j·curv >= 0, by exact integer ceiling division (capped at the segment)
+        step = [min(-(d // c) if d < 0 else 0, w) for d, c, w in zip(d0.tolist(), curv[convex].tolist(), width,
+                                                                      strict=True)]
+        ks = Lc + np.asarray(step, dtype=np.int64)
         cand += [np.clip(ks + d, Lc, Rc) for d in (-1, 0, 1)]
     return np.unique(np.concatenate(cand))
 
 
-def _prefix_sums(times: np.ndarray, values: np.ndarray, origin: int):
-    """``prefix(x) = (Σ_{t <= x} λ_t, Σ_{t <= x} (t − origin)·λ_t)`` for relative times ``x`` (arrays),
-    in extended precision; ``times`` sorted."""
-    lv = values.astype(np.longdouble)
-    c0 = np.concatenate([[0.0], np.cumsum(lv)]).astype(np.longdouble)  # c0[j] = Σ of the first j λ's
-    c1 = np.concatenate([[0.0], np.cumsum((times - origin).astype(np.longdouble) * lv)]).astype(np.longdouble)
+def _prefix_sums(times: np.ndarray, units: np.ndarray, origin: int):
+    """``prefix(x) = (Σ_{t <= x} λ_t, Σ_{t <= x} (t − origin)·λ_t)`` for relative times ``x`` (arrays), exactly:
+    ``units`` are the multipliers as integers (:func:`exact_units`), ``times`` sorted."""
+    zero = np.zeros(1, dtype=object)
+    rel = np.empty(times.size, dtype=object)
+    rel[:] = (times - origin).tolist()
+    c0 = np.concatenate([zero, np.cumsum(units)]) if units.size else zero  # c0[j] = Σ of the first j λ's
+    c1 = np.concatenate([zero, np.cumsum(rel * units)]) if units.size else zero
 
     def prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         j = np.searchsorted(times, x + origin, side="right")  # number of λ times <= x

@@ -143,8 +143,86 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _limit(limits: Any, name: str, default: Any) -> Any:
+    """Field ``name`` of ``limits`` given as an object (``BatchLimits``) or a mapping (its JSON)."""
+    if limits is None:
+        return default
+    v = limits.get(name, default) if isinstance(limits, Mapping) else getattr(limits, name, default)
+    return default if v is None else v
+
+
+def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, report: Any) -> None:
+    """Batch limits and the block count of ``runs`` (``(id, start, end, prompt)``), from the runs alone.
+
+    A run ``(k, e]`` is in the batches of steps ``k … e − 1``: with its prompt (``s`` tokens) in the
+    batch of ``k``, and one decode token in each later one. The requests in a batch only grow at
+    a step where a run starts, and a batch with no start holds only decode tokens, one per request
+    — at most the count of the last batch with a start — so both batch limits are checked at the
+    start steps. A run's block count ``ceil((s + τ − k) / block_size)`` never falls while it runs,
+    so the total is nondecreasing between consecutive run starts and ends: it is checked at each
+    such piece's right end, and the first time over the capacity is found by bisection.
+    """
+    max_seqs = _limit(limits, "max_num_seqs", None)
+    max_tokens = _limit(limits, "max_num_batched_tokens", None)
+    block = _limit(limits, "block_size", 1)
+    for name, v in (("max_num_seqs", max_seqs), ("max_num_batched_tokens", max_tokens), ("block_size", block)):
+        if v is not None and (not _is_int(v) or v < 1):
+            report(f"limits: {name} = {v!r} is not a positive integer")
+            return
+    if max_seqs is not None or max_tokens is not None:
+        prefill: dict[int, list[int]] = {}  # start step -> [requests starting, their prompt tokens]
+        for _rid, k, _e, s in runs:
+            acc = prefill.setdefault(k, [0, 0])
+            acc[0] += 1
+            acc[1] += s
+        events: dict[int, int] = {}
+        for _rid, k, e, _s in runs:
+            events[k] = events.get(k, 0) + 1
+            events[e] = events.get(e, 0) - 1
+        active = 0
+        for tau in sorted(events):
+            active += events[tau]
+            if tau not in prefill:
+                continue
+            n_new, tokens_new = prefill[tau]
+            seqs, tokens = active, (active - n_new) + tokens_new
+            if max_seqs is not None and seqs > max_seqs:
+                report(f"batch of step {tau}: {seqs} requests > max_num_seqs = {max_seqs}")
+            if max_tokens is not None and tokens > max_tokens:
+                report(f"batch of step {tau}: {tokens} tokens ({tokens_new} prompt tokens of {n_new} starts "
+                       f"+ {seqs - n_new} decodes) > max_num_batched_tokens = {max_tokens}")
+    if block > 1:
+        cap = M // block
+        points = sorted({k for _r, k, _e, _s in runs} | {e for _r, _k, e, _s in runs})
+
+        def blocks(tau: int, live: list[tuple[str, int, int, int]]) -> int:
+            return sum(-(-(s + tau - k) // block) for _r, k, _e, s in live)
+
+        by_start = sorted(runs, key=lambda run: run[1])
+        live: list[tuple[str, int, int, int]] = []
+        j = 0
+        for lo, hi in zip(points, points[1:]):  # the same runs hold memory at every time of (lo, hi]
+            while j < len(by_start) and by_start[j][1] <= lo:
+                live.append(by_start[j])
+                j += 1
+            live = [run for run in live if run[2] > lo]
+            if not live or blocks(hi, live) <= cap:
+                continue
+            a, b = lo + 1, hi  # first time over the capacity: blocks() is nondecreasing on (lo, hi]
+            while a < b:
+                mid = (a + b) // 2
+                if blocks(mid, live) > cap:
+                    b = mid
+                else:
+                    a = mid + 1
+            names = ", ".join(run[0] for run in live[:_MAX_NAMED]) + (", ..." if len(live) > _MAX_NAMED else "")
+            report(f"memory at time {a} is {blocks(a, live)} blocks of {block} > M // block_size = {cap} "
+                   f"blocks (running: {names})")
+
+
 def check_schedule(
-    instance: Instance, starts: Mapping[str, Any], *, evictions: Any = None, max_violations: int | None = MAX_VIOLATIONS
+    instance: Instance, starts: Mapping[str, Any], *, evictions: Any = None,
+    max_violations: int | None = MAX_VIOLATIONS, limits: Any = None,
 ) -> CheckReport:
     """Verify a schedule against ``instance`` (DESIGN §1): final starts, and evictions if any.
 
@@ -185,6 +263,14 @@ def check_schedule(
     max_violations : int or None
         How many violations to list before summarising the rest in one last entry
         (default :data:`MAX_VIOLATIONS`; ``None`` lists them all).
+    limits : BatchLimits or mapping, optional
+        The limits the schedule claims to respect (``Schedule.limits`` or the ``"limits"`` of its
+        JSON: ``max_num_seqs``, ``max_num_batched_tokens``, ``block_size``). Then also:
+
+        6. the batch of every step ``τ`` holds at most ``max_num_seqs`` requests (runs with
+           ``k <= τ < end``) and at most ``max_num_batched_tokens`` tokens (the prompts of the
+           runs starting at ``τ`` plus one per other request);
+        7. with ``block_size = B > 1``, ``Σ ceil(usage_i(t) / B) <= M // B`` blocks at every time.
 
     Returns
     -------
@@ -324,6 +410,9 @@ def check_schedule(
                     n_violations += remaining
                     break
 
+    if limits is not None and run_k:
+        _check_limits(instance.M, list(zip(run_ids, run_k, run_end, run_s)), limits, report)
+
     if n_violations > len(violations):
         violations.append(f"... and {n_violations - len(violations)} more violations")
     ok = n_violations == 0
@@ -332,7 +421,7 @@ def check_schedule(
 
 
 #: The certificate checks that lived in this module until the certificates got modules of their own;
-#: still reachable here (and at the old path ``llmopt.checker``) for one release.
+#: still reachable here for one release.
 _MOVED_TO = {"CertificateError": "certificates", "certificate_horizon": "certificates",
              "certified_windows": "certificates", "check_lower_bound_certificate": "certificates",
              "certified_zones": "zone_certificate", "check_zone_certificate": "zone_certificate",

@@ -44,7 +44,15 @@ import numpy as np
 
 from llmopt.model.instance import Instance
 from llmopt.model.tolerance import LAMBDA_CHECK_TOL
-from llmopt.verify.certificates import CertificateError, _multipliers, _prefix_sums, certified_windows, rounding_margin
+from llmopt.verify.certificates import (
+    CertificateError,
+    _multipliers,
+    _prefix_sums,
+    certified_windows,
+    exact_exponent,
+    exact_units,
+    round_down,
+)
 
 __all__ = ["certified_lag", "check_clique", "check_clique_certificate", "lagrangian_with_cliques"]
 
@@ -124,16 +132,41 @@ def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarra
     window cut to the box (the bound of one node of a branch-and-bound tree,
     :mod:`llmopt.verify.tree_certificate`). A box that empties a window is the caller's to handle:
     it raises.
+
+    Raises
+    ------
+    CertificateError
+        If ``workers < 1``, or ``workers > 1`` with ``upper_bound_starts``: windows for ``K`` workers
+        rest on a K-worker schedule verified on every worker, which a set of starts alone cannot show
+        (a pooled-only schedule may beat ``OPT_K`` and cut its optimum out of the windows); use
+        :func:`llmopt.verify.cluster_bounds.check_cluster_zone_certificate`.
     """
+    if int(workers) > 1 and upper_bound_starts is not None:
+        raise CertificateError("windows for K > 1 workers need a K-worker schedule verified on every worker; "
+                               "use llmopt.verify.cluster_bounds.check_cluster_zone_certificate")
+    return _lagrangian(instance, lam, cliques, upper_bound_starts, workers=workers, box=box)
+
+
+def _lagrangian(instance: Instance, lam: tuple[np.ndarray, np.ndarray],
+                cliques: Sequence[tuple[Mapping[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]],
+                upper_bound_starts: Mapping[str, Any] | None, *, workers: int = 1,
+                box: Mapping[int, tuple[int, int]] | None = None) -> float:
+    """:func:`lagrangian_with_cliques` without its guard: with ``workers > 1``, ``upper_bound_starts`` must be
+    the union of a K-worker schedule the caller has verified on every worker."""
     lt, lv = lam
     K = int(workers)
     if K < 1:
         raise CertificateError(f"workers must be at least 1, got {workers!r}")
-    total = -K * instance.M * np.sum(lv, dtype=np.longdouble)
-    for _, (_, mv) in cliques:
-        total -= K * np.sum(mv, dtype=np.longdouble)
+    # exact integers in units of 2^E (llmopt.verify.certificates.check_lower_bound_certificate, "Arithmetic")
+    E = exact_exponent(lv, *(mv for _, (_, mv) in cliques))
+    one = 1 << -E
+    lu = exact_units(lv, E)
+    mus = [(mt, exact_units(mv, E)) for _, (mt, mv) in cliques]
+    total = -K * instance.M * int(lu.sum())
+    for _, mu_units in mus:
+        total -= K * int(mu_units.sum())
     if instance.n == 0:
-        return float(total)
+        return round_down(total, E)
     pooled = instance if K == 1 else Instance(K * instance.M, instance.requests, name=instance.name,
                                               predictions_may_miss=instance.predictions_may_miss)
     lo, hi = certified_windows(pooled, upper_bound_starts)
@@ -144,8 +177,8 @@ def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarra
         if np.any(lo > hi):
             raise CertificateError("the box leaves some request no start")
     origin = int(lo.min())
-    mem = _prefix_sums(lt, lv, origin)
-    zone = [_prefix_sums(mt, mv, origin) for _, (mt, mv) in cliques]
+    mem = _prefix_sums(lt, lu, origin)
+    zone = [_prefix_sums(mt, mu_units, origin) for mt, mu_units in mus]
     groups: dict[tuple[Any, ...], int] = {}
     for i, r in enumerate(instance.requests):
         tags = tuple((q, *members[i]) for q, (members, _) in enumerate(cliques)
@@ -156,17 +189,13 @@ def lagrangian_with_cliques(instance: Instance, lam: tuple[np.ndarray, np.ndarra
         k = np.arange(k_lo, k_hi + 1, dtype=np.int64)
         a0, a1 = mem(k)
         b0, b1 = mem(k + o)
-        kl = k.astype(np.longdouble)
-        cost = kl + (s - kl) * (b0 - a0) + (b1 - a1)
+        kl = k.astype(object)
+        cost = kl * one + (s - kl) * (b0 - a0) + (b1 - a1)
         for q, a, b in tags:
             cost = cost + zone[q](k + o + b)[0] - zone[q](k + o - a)[0]
-        total += count * cost.min()
+        total += count * min(cost)
     C = sum(r.output - (r.arrival - origin) for r in instance.requests)
-    b_max = max((b for members, _ in cliques for _, b in members.values()), default=0)
-    margin = rounding_margin(instance, origin, int(hi.max()) - origin + b_max, K * instance.M, lam,
-                             [mu for _, mu in cliques])
-    return float(C + total - margin)
-
+    return round_down(C * one + total, E)
 
 
 def check_clique_certificate(

@@ -61,11 +61,14 @@ from llmopt.model.instance import Instance
 from llmopt.model.tolerance import LAMBDA_CHECK_TOL, agree
 from llmopt.verify.certificates import (
     CertificateError,
+    _multipliers,
     check_lower_bound_certificate,
 )
 from llmopt.verify.checker import check_schedule
+from llmopt.verify.clique_certificate import _lagrangian
+from llmopt.verify.cluster import check_cluster_schedule
 from llmopt.verify.energy_certificate import check_energy_certificate
-from llmopt.verify.zone_certificate import check_zone_certificate
+from llmopt.verify.zone_certificate import certified_zones, check_zone_certificate
 
 __all__ = [
     "CERTIFICATE_KINDS",
@@ -198,21 +201,68 @@ def _union(instance: Instance, K: int, cert: ClusterCertificate) -> dict[str, An
 
 
 def check_cluster_zone_certificate(instance: Instance, workers: int, lam: Any, mu: Any, split: Any,
-                                   upper_bound_starts: Mapping[str, Any] | None = None, *,
+                                   assignment: Mapping[str, Any] | None = None,
+                                   starts: Mapping[str, Any] | None = None, *,
                                    tol: float = LAMBDA_CHECK_TOL) -> float:
     """The bound on ``OPT_K(M)`` certified by pooled memory multipliers ``λ`` and per-worker zone
     multipliers ``μ`` (formula and proof in the module docstring).
 
-    ``upper_bound_starts`` must be the union of a K-worker schedule the caller has verified with
-    :func:`check_worker_split` (:func:`check_cluster_certificate` does); it is verified again on the
-    pooled instance by :func:`~llmopt.verify.certificates.certified_windows`.
+    Parameters
+    ----------
+    instance : Instance
+        Capacity ``M`` per worker.
+    workers : int
+        ``K``.
+    lam, mu : mapping, pair or array
+        Multipliers of the pooled memory rows and of the per-worker zone rows (any form
+        :func:`~llmopt.verify.certificates.check_lower_bound_certificate` takes).
+    split : int
+        Zone split ``h``, ``0 < h < M`` (the per-worker ``M``).
+    assignment, starts : mapping, optional
+        A K-worker schedule (worker and start of every request) whose TEL narrows the windows. It is
+        verified here, on every worker, by the independent cluster checker
+        (:func:`~llmopt.verify.cluster.check_cluster_schedule`) before it is used: its union alone is
+        no evidence — a schedule feasible only pooled may have a TEL below ``OPT_K(M)`` and cut every
+        K-worker optimum out of the windows. Without them the windows are the horizon's.
+    tol : float
+        Negative multipliers down to ``−tol`` are read as 0.
+
+    Returns
+    -------
+    float
+        A lower bound on ``OPT_K(M)``, rounded down.
 
     Raises
     ------
     CertificateError
-        On a bad ``λ``, ``μ``, split (``0 < h < M``, the *per-worker* ``M``) or schedule.
+        On a bad ``λ``, ``μ`` or split, only one of ``assignment`` and ``starts``, or a K-worker
+        schedule the cluster checker rejects (the message names the worker and the violation).
     """
-    return check_zone_certificate(instance, lam, mu, split, upper_bound_starts, tol=tol, workers=_workers(workers))
+    K = _workers(workers)
+    union = _verified_k_worker_starts(instance, K, assignment, starts)
+    zones = certified_zones(instance, split)
+    return _lagrangian(instance, _multipliers(lam, tol), [(zones, _multipliers(mu, tol, "μ"))], union, workers=K)
+
+
+def _verified_k_worker_starts(instance: Instance, K: int, assignment: Mapping[str, Any] | None,
+                              starts: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The starts of a K-worker schedule that :func:`~llmopt.verify.cluster.check_cluster_schedule` accepts."""
+    if assignment is None and starts is None:
+        return None
+    if assignment is None or starts is None:
+        raise CertificateError("a K-worker upper-bound schedule needs both the assignment and the starts")
+    extra = sorted(map(str, set(starts) - set(assignment)))
+    if extra:
+        raise CertificateError(f"the K-worker schedule starts request {extra[0]!r} but assigns it to no worker")
+    plain = {rid: int(w) if isinstance(w, numbers.Integral) and not isinstance(w, (bool, np.bool_)) else w
+             for rid, w in assignment.items()}
+    run = {"K": K, "assignment": plain,
+           "workers": [{"starts": {rid: starts[rid] for rid, w in plain.items() if w == k and rid in starts},
+                        "evictions": []} for k in range(K)]}
+    report = check_cluster_schedule(instance, run)
+    if not report.ok:
+        raise CertificateError(f"the K-worker schedule the windows rest on is rejected: {report.violations[0]}")
+    return dict(starts)
 
 
 def check_cluster_certificate(instance: Instance, workers: int, certificate: ClusterCertificate) -> float:
@@ -247,7 +297,8 @@ def check_cluster_certificate(instance: Instance, workers: int, certificate: Clu
     elif cert.kind == "energy":
         value = float(check_energy_certificate(pool, cert.order or (), cert.claimed))
     elif cert.kind == "cluster-zone":
-        value = check_cluster_zone_certificate(instance, K, cert.lam, cert.mu, cert.split, union)
+        value = check_cluster_zone_certificate(instance, K, cert.lam, cert.mu, cert.split, cert.assignment,
+                                               cert.starts)
     else:
         raise CertificateError(f"unknown certificate kind {cert.kind!r}; known: {', '.join(CERTIFICATE_KINDS)}")
     claimed = cert.claimed

@@ -75,6 +75,7 @@ def check_timed_schedule(
     *,
     evictions: Any = None,
     stalls: Mapping[Any, Any] | None = None,
+    limits: Any = None,
 ) -> TimedCheckReport:
     """Verify a continuous-time run (see the module docstring for the checks).
 
@@ -91,6 +92,9 @@ def check_timed_schedule(
         ``(t, id, tokens_lost)`` in iteration units, as :func:`llmopt.verify.checker.check_schedule` reads them.
     stalls : mapping of int to int, optional
         Iteration → iterations lost before its batch (:attr:`TimedSchedule.stalls`; JSON keys may be strings).
+    limits : BatchLimits or mapping, optional
+        The batch limits and block size the run claims (:attr:`TimedSchedule.limits`), verified in
+        iteration units by :func:`llmopt.verify.checker.check_schedule` (checks 6 and 7 there).
 
     Returns
     -------
@@ -118,7 +122,7 @@ def check_timed_schedule(
     arrival_it = np.searchsorted(bs, arrivals, side="left")
     discrete = Instance(instance.M, tuple(Request(r.id, int(a), r.prompt, r.output)
                                           for r, a in zip(instance.requests, arrival_it.tolist())))
-    base = check_schedule(discrete, starts, evictions=evictions)
+    base = check_schedule(discrete, starts, evictions=evictions, limits=limits)
     # its times are iterations: "memory at time τ" is the usage after iteration τ − 1
     violations.extend(f"(iteration units) {v}" for v in base.violations)
     if not base.ok:

@@ -84,14 +84,18 @@ def check_zone_certificate(
     With ``workers = K > 1`` the same formula bounds ``OPT_K(M)`` of K workers with ``M`` each
     (:mod:`llmopt.verify.cluster_bounds` proves it): memory rows at the pooled capacity ``K·M``
     (``− K·M·Σλ``), zones of the per-worker ``M`` of which at most ``K`` overlap (``− K·Σμ``), and
-    windows certified on the pooled instance (``upper_bound_starts``: the union of a verified
-    K-worker schedule, whose per-worker check is the caller's).
+    the horizon windows of the pooled instance. Windows narrowed by a schedule need a K-worker
+    schedule verified on every worker: that is
+    :func:`llmopt.verify.cluster_bounds.check_cluster_zone_certificate`, and ``upper_bound_starts``
+    is refused here when ``K > 1`` (a schedule feasible only pooled may beat ``OPT_K`` and cut the
+    K-worker optimum out of the windows).
 
     Raises
     ------
     CertificateError
         On a bad ``λ`` or ``μ`` (negative beyond ``tol``, not finite, non-integer time, given
-        twice), a bad ``split``, or an infeasible ``upper_bound_starts``.
+        twice), a bad ``split``, an infeasible ``upper_bound_starts``, or ``upper_bound_starts``
+        with ``workers > 1``.
     """
     lam_checked = _multipliers(lam, tol)
     mu_checked = _multipliers(mu, tol, "μ")

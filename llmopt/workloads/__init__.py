@@ -49,5 +49,16 @@ WORKLOADS.register("chen-lmsys", "llmopt.workloads.chen:chen_lmsys",
 
 
 def make_instance(workload: str, seed: int, **params) -> Instance:
-    """Generate the instance of ``workload`` for ``seed``."""
-    return WORKLOADS.get(workload)(seed, **params)
+    """Generate the instance of ``workload`` for ``seed``.
+
+    Raises
+    ------
+    ValueError
+        For a parameter the workload does not take or one of the wrong type, named as
+        ``llmopt generate --param`` names it (:func:`llmopt.model.params.check_params`).
+    """
+    from llmopt.model.params import check_params
+
+    make = WORKLOADS.get(workload)
+    check_params("workload", workload, make, params, skip=("seed",))
+    return make(seed, **params)

@@ -105,7 +105,7 @@ def test_capacity_cli_on_an_instance_file(tmp_path) -> None:
     res = runner.invoke(app, ["capacity", str(path), "--cost-model", "constant", "-t", "mean:10", "--json",
                               "--plot", str(tmp_path / "k.png")])
     assert res.exit_code == 0, res.output
-    row = json.loads(res.output)["rows"][0]
+    row = json.loads(res.stdout)["rows"][0]  # the plot's path goes to standard error
     assert row["workers"] == 3 and row["evaluated"] == "1=26 2=14 4=8 3=10"
     assert (tmp_path / "k.png").stat().st_size > 0
     bad = runner.invoke(app, ["capacity", str(path), "-t", "p95:3"])

@@ -113,3 +113,17 @@ def test_a_router_that_answers_no_worker_is_reported():
     finally:
         ROUTERS.unregister("off-by-one-bad")
     assert problems and "fails" in problems[0]
+
+
+def test_a_study_module_without_report_or_with_a_bad_run_is_reported(monkeypatch):
+    import types
+
+    from llmopt.bench import conformance, studies
+
+    name = studies.STUDIES.names()[0]
+    broken = types.SimpleNamespace(run=lambda out: [], OPTIONS={"x": 1})
+    monkeypatch.setattr(studies.Study, "load", lambda self: broken)
+    problems = conformance.check_study(name)
+    assert any("'report'" in p for p in problems)
+    assert any("'seeds'" in p for p in problems) and any("'quick'" in p for p in problems)
+    assert any("OPTIONS" in p for p in problems)

@@ -110,7 +110,7 @@ def test_every_plugin_stage_is_registered_and_conforms(plugin_env) -> None:
     for name in ("j0-running-status", "uniform-lambda", "longest-first", "plugin-tiny", "plugin-suite"):
         assert name in listing
     code = (
-        "import json; from llmopt.bench.plugins import load_plugins; from llmopt import conformance as c; "
+        "import json; from llmopt.bench.plugins import load_plugins; from llmopt.bench import conformance as c; "
         "load_plugins(); print(json.dumps({k: f(n) for k, f, n in ["
         "('formulation', c.check_formulation, 'j0-running-status'), ('bound', c.check_bound, 'uniform-lambda'), "
         "('policy', c.check_policy, 'longest-first'), ('workload', c.check_workload, 'plugin-tiny'), "

@@ -6,12 +6,10 @@ checkout (never committed; shared/data/SOURCES.md) and are skipped when that fol
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import itertools
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,18 +17,20 @@ import pytest
 from llmopt.engine.cost_model import (
     COST_MODELS,
     DEFAULT_COST_MODEL,
-    KV_BYTES_PER_TOKEN_GQA,
-    KV_BYTES_PER_TOKEN_MHA,
-    LLAMA2_70B_PARAMS,
-    PAPER_M,
     BatchShape,
     ConstantCostModel,
     CostModel,
     LinearCostModel,
     RooflineCostModel,
-    kv_capacity_tokens,
     load_cost_model,
     make_cost_model,
+)
+from llmopt.engine.hardware import (
+    KV_BYTES_PER_TOKEN_GQA,
+    KV_BYTES_PER_TOKEN_MHA,
+    LLAMA2_70B_PARAMS,
+    PAPER_M,
+    kv_capacity_tokens,
     memory_utilization_for,
 )
 from llmopt.model.registry import RegistryError
@@ -55,12 +55,10 @@ ROOF = RooflineCostModel()
 
 
 def _fit_script():
-    spec = importlib.util.spec_from_file_location("fit_cost_model", REPO / "benchmarks" / "fit_cost_model.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fit_cost_model"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    """The ``fit-cost-model`` study's module (the refit)."""
+    from llmopt.papers.jaillet.studies import fit_cost_model
+
+    return fit_cost_model
 
 
 def _splitwise_configs() -> list[dict]:

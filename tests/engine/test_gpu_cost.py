@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from llmopt.engine.continuous import simulate_continuous
-from llmopt.engine.cost_model import ConstantCostModel, gpu_cost_per_request
+from llmopt.engine.cost_model import ConstantCostModel
+from llmopt.engine.hardware import gpu_cost_per_request
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.policies import make_policy_spec
 

@@ -1,18 +1,18 @@
 """Golden numbers of ``results/amin_readings`` (issue 22 item 2, issue 25 item 3): every reading of C's
-A_min (``benchmarks/amin_readings.py``).
+A_min (study ``amin-readings``, :mod:`llmopt.papers.chen.studies.amin_readings`).
 
 The folder publishes a Markdown table (ratios to 3 decimals, cancellation counts, the step of an
 overflow, the best-matching reading) and ``readings.csv``, so each test recomputes one row as the
-script does and compares the table's cells exactly, and also pins the exact integer TELs / float
+study does and compares the table's cells exactly, and also pins the exact integer TELs / float
 latencies behind them (hard-coded here, so that a regeneration that moves them shows in review).
 A failure means a change moved a published number: if it is intended, rerun
-``python benchmarks/amin_readings.py --full --write`` and update the hard-coded values.
+``llmopt study run amin-readings --out results/amin_readings`` and update the hard-coded values.
 """
 
 from __future__ import annotations
 
 import pytest
-from golden_support import RESULTS, benchmark, markdown_row
+from golden_support import RESULTS, markdown_row
 from helpers import needs_trace_data
 
 README = RESULTS / "amin_readings" / "README.md"
@@ -24,7 +24,8 @@ def test_amin_readings_theory_f1_u2() -> None:
     H-SF's 534,907), the same with õ ← a; repaired 1.298 with 2,840 cancellations (TEL 694,413), the same
     with õ ← a; literal "overflow (step 1)" with either update; best match certified. Every schedule
     re-verified by the checker."""
-    am = benchmark("amin_readings")
+    from llmopt.papers.chen.studies import amin_readings as am
+
     (row,) = am.theory_rows(["F1 u=2"])
     recomputed = [c.strip() for c in am.table_lines([row], "C")[2].strip().strip("|").split("|")]
     committed = markdown_row(README, ("F1 u=2",))
@@ -44,7 +45,8 @@ def test_amin_readings_lmsys_exp3_x01() -> None:
     repaired 1.363 (2,107 cancellations), certified õ←a 1.123 (537), repaired õ←a 1.679 (5,198), literal
     "overflow (iteration 9)" with either update; best match certified. Every schedule re-verified by the
     checker's continuous-time mode."""
-    am = benchmark("amin_readings")
+    from llmopt.papers.chen.studies import amin_readings as am
+
     setting = next(s for s in am.SETTINGS if s.key == "exp3 x=0.1")
     (row,) = am.section6_rows("chen-lmsys", settings=[setting])
     recomputed = [c.strip() for c in am.table_lines([row], "C")[2].strip().strip("|").split("|")]

@@ -1,4 +1,5 @@
-"""Golden counts of ``results/amin_step_cost/README.md`` (C Theorem 3, ``benchmarks/amin_step_cost.py``).
+"""Golden counts of ``results/amin_step_cost/README.md`` (C Theorem 3, ``benchmarks/amin_step_cost.py``, a speed
+measurement; the runs it times are :func:`llmopt.bench.speed_cases.amin_step_run`).
 
 Times are not golden (they depend on the machine); the counts beside them are deterministic: decisions,
 cancelling decisions, the largest running set and the admissions per decision at M = 1,000, both
@@ -11,15 +12,18 @@ Breakages caught (by hand): the admission counter wrapped after ``reset`` re-cre
 
 from __future__ import annotations
 
-from golden_support import RESULTS, benchmark, markdown_row
+from golden_support import RESULTS, markdown_row
 
 README = RESULTS / "amin_step_cost" / "README.md"
 
 
 def test_counts_at_m_1000() -> None:
-    bm = benchmark("amin_step_cost")
+    from llmopt.bench.speed_cases import amin_step_run
+
     for reading in ("certified", "repaired"):
-        r = bm.measure(1000, reading)
+        policy, n = amin_step_run(1000, reading)
+        decisions = len(policy.times)
         cells = markdown_row(README, (reading, "1,000"))
-        assert cells[2:7] == [f"{r['n']:,}", f"{r['decisions']:,}", f"{r['cancelling']:,}",
-                              f"{r['max_running']:,}", f"{r['admissions']:,.0f}"], (reading, cells)
+        assert cells[2:7] == [f"{n:,}", f"{decisions:,}", f"{len(policy.cancelling):,}",
+                              f"{policy.max_running:,}", f"{policy.admissions / max(1, decisions):,.0f}"], (reading,
+                                                                                                          cells)

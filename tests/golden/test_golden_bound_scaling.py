@@ -1,8 +1,8 @@
-"""Golden values of ``results/bound_scaling`` (``benchmarks/bound_scaling.py``, issue 23).
+"""Golden values of ``results/bound_scaling`` (study ``bound-scaling``, :mod:`llmopt.opt.studies.bound_scaling`).
 
 Recomputes the bound stages at ``n = 10`` and ``n = 20`` (J AM1, M = 40, seed 0, MC-SF's windows) and
 compares each checker value with the committed row (times are not compared). A failure means a change
-moved a bound: if intended, rerun ``python benchmarks/bound_scaling.py --write`` (it appends; delete the
+moved a bound: if intended, rerun ``llmopt study run bound-scaling --out results/bound_scaling`` (it appends; delete the
 rows to recompute) and say why.
 
 Part (c): the ``zone-tree`` rows at ``n = 10`` and ``20`` (a node limit and no binding time limit, so the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from golden_support import RESULTS, benchmark
+from golden_support import RESULTS
 
 ROWS = RESULTS / "bound_scaling" / "rows.jsonl"
 
@@ -31,9 +31,8 @@ def _committed() -> dict[tuple[int, str], dict]:
 @pytest.mark.parametrize("n", [10, 20])
 def test_small_n_values(n: int) -> None:
     from llmopt.opt.bounds import compute_bound
+    from llmopt.opt.studies import bound_scaling as bm
     from llmopt.workloads.jaillet import jaillet_am1
-
-    bm = benchmark("bound_scaling")
     stored = _committed()
     inst = jaillet_am1(0, n_range=(n, n), M_range=(40, 40))
     sch, ctx = bm._context(inst)
@@ -49,11 +48,10 @@ def test_small_n_values(n: int) -> None:
 def test_zone_tree_rows_at_small_n(n: int) -> None:
     from llmopt.formulations.zones import default_split
     from llmopt.model.windows import start_windows
+    from llmopt.opt.studies import bound_scaling as bm
     from llmopt.opt.zone_tree import zone_tree
     from llmopt.verify.tree_certificate import check_tree_certificate
     from llmopt.workloads.jaillet import jaillet_am1
-
-    bm = benchmark("bound_scaling")
     rows = [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
     row = next(r for r in rows if r["part"] == "tree" and r.get("probe_restart") and r["n"] == n)
     inst = jaillet_am1(0, n_range=(n, n), M_range=(40, 40))

@@ -26,7 +26,6 @@ import pytest
 from golden_support import (
     RESULTS,
     assert_fields,
-    benchmark,
     deterministic_fields,
     hindsight_before_ip,
     markdown_row,
@@ -89,12 +88,13 @@ def test_ip_scaling_am1_n6_whole_trial() -> None:
     ("jaillet-certified", "jaillet-am2", 110, {}),
 ], ids=["ip-scaling-n6", "certified-am2-seed110"])
 def test_zone_bound(source: str, workload: str, seed: int, params: dict) -> None:
-    """``results/zone_bound/trials.jsonl``, recomputed with ``benchmarks/zone_bound.py``'s own
+    """``results/zone_bound/trials.jsonl``, recomputed with the ``zone-bound`` study's own
     ``evaluate`` from the stored source record: the ``zone-lp`` bound (ip-scaling n = 6: 239.12…,
     README table "239.1", which proves OPT 240 alone; J §5.1 AM2 seed 110, n = 11: 245.76…), its
     checker detail (split, number of zone rows), MC-SF's TEL, the bound and gap before → after and
     the proven flags. ``zone_s`` (seconds) is not compared."""
-    zb = benchmark("zone_bound")
+    from llmopt.papers.jaillet.studies import zone_bound as zb
+
     rec = record("zone_bound", workload, seed, params, suite=source)
     source_folder = {"ip-scaling": "ip_scaling", "jaillet-certified": "jaillet-certified"}[source]
     src = record(source_folder, workload, seed, params)
@@ -112,13 +112,15 @@ def test_zone_bound_rows_agree_with_the_runs_they_come_from() -> None:
     holds now (best found, status, bound), and every stored source trial has its row: a source rerun
     (e.g. ``opt_frontier`` proving AM1 n = 20) must regenerate the table (issue 27: a stale "best
     found" row stayed after ``--write``)."""
-    zb = benchmark("zone_bound")
+    from llmopt.papers.jaillet.studies import zone_bound as zb
+
     rows = {zb._key(r): r for r in map(json.loads, (RESULTS / "zone_bound" / "trials.jsonl").read_text().splitlines())}
     sources = zb.sources(None)
     assert len(rows) == len(sources) == 416
     stale = [k for k in (zb._key(s) for s in sources) if k not in rows]
     stale += [zb._key(s) for s in sources if zb._key(s) in rows and not zb._same_inputs(rows[zb._key(s)], s)]
-    assert not stale, f"stale or missing zone_bound rows (rerun benchmarks/zone_bound.py --write): {stale[:3]}"
+    assert not stale, ("stale or missing zone_bound rows (rerun llmopt study run zone-bound --out results/zone_bound): "
+                       f"{stale[:3]}")
 
 
 # --- energy_bound -----------------------------------------------------------------------------------
@@ -143,15 +145,15 @@ def _energy_args() -> argparse.Namespace:
 def test_energy_bound_am2_seed19() -> None:
     """``results/energy_bound/README.md``, per-seed table, jaillet-am2 seed 19 (n = 25, the smallest):
     n 25, M 31, Σo 379, energy bound 943, LP bound 1125.0, MC-SF TEL 1,602, local search 1,574,
-    energy/lp 0.838, energy/best 0.599 — recomputed as ``benchmarks/energy_bound.py`` does and
+    energy/lp 0.838, energy/best 0.599 — recomputed as the ``energy-bound`` study does and
     rendered with its own table code."""
     from llmopt.engine.discrete import simulate
     from llmopt.opt.bounds import BoundContext, compute_bound
+    from llmopt.opt.studies import energy_bound as eb
     from llmopt.opt.upper_bounds import SearchContext, find_schedule
     from llmopt.policies import make_policy
     from llmopt.workloads import make_instance
 
-    eb = benchmark("energy_bound")
     wl, seed = "jaillet-am2", 19
     inst = make_instance(wl, seed)
     en = compute_bound("energy", inst)
@@ -180,11 +182,11 @@ def test_energy_bound_trace_all_at_zero() -> None:
     simulated. Times are not compared."""
     from llmopt.engine.discrete import simulate
     from llmopt.opt.bounds import compute_bound
+    from llmopt.opt.studies import energy_bound as eb
     from llmopt.policies import make_policy
     from llmopt.workloads.traces import load_lmsys, sample_instance, to_discrete_instance
     from llmopt.workloads.traces.data import data_dir
 
-    eb = benchmark("energy_bound")
     trace = load_lmsys(data_dir() / "traces" / eb.TRACE, M=eb.M_TRACE, on_bad_row="drop")
     disc = to_discrete_instance(sample_instance(trace, n=10_000, seed=0, rate=50.0, M=eb.M_TRACE), 0.1)
     at0 = replace(disc, requests=tuple(replace(r, arrival=0) for r in disc.requests))
@@ -209,11 +211,11 @@ def test_energy_bound_trace_low_demand() -> None:
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.engine.discrete import simulate
     from llmopt.opt.bounds import compute_bound
+    from llmopt.opt.studies import energy_bound as eb
     from llmopt.policies import make_policy
     from llmopt.workloads.traces import load_lmsys, sample_instance, to_discrete_instance
     from llmopt.workloads.traces.data import data_dir
 
-    eb = benchmark("energy_bound")
     trace = load_lmsys(data_dir() / "traces" / eb.TRACE, M=eb.M_TRACE, on_bad_row="drop")
     timed = sample_instance(trace, n=10_000, seed=0, rate=10.0, M=eb.M_TRACE)
     cont = simulate_continuous(timed, make_policy("mc-sf"), make_cost_model("llama2-70b-a100-tp2"))
@@ -237,9 +239,9 @@ def test_energy_bound_trace_low_demand() -> None:
 def test_bound_directions_am1_n6() -> None:
     """``results/bound_directions/README.md``, row "AM1 M=40 n=6" (reference OPT 240): the LP 197
     (17.9 %), cg-rows 200 (16.7 %), pair 202 (16.0 %), biclique 214 (10.7 %) after 18 separation
-    rounds — recomputed with ``benchmarks/bound_directions.py``'s ``bound`` and compared with the
+    rounds — recomputed with the ``bound-directions`` study's ``bound`` and compared with the
     table's rounding; the biclique seconds are not compared."""
-    bd = benchmark("bound_directions")
+    from llmopt.opt.studies import bound_directions as bd
     from llmopt.workloads import make_instance
 
     src = record("ip_scaling", "jaillet-am1", 0, AM1_N6)
@@ -267,14 +269,14 @@ def test_highs_presolve_am2_seed0() -> None:
     and of the dual LP, and the optimal objective 1706.848… of both solved with presolve off (the
     adapter's setting). The folder is a timing study: its seconds, and the presolve-on solves, are
     not golden-tested; nor is the 2M-token instance (3 s just to build)."""
+    from llmopt.bench.speed_cases import presolve_instances, presolve_models
     from llmopt.solvers.highs import HighsSolver
 
-    hp = benchmark("highs_presolve")
     rows = json.loads((RESULTS / "highs_presolve" / "rows.json").read_text())
     committed = {(r["instance"], r["lp"]): r for r in rows}
-    instances = hp._instances()
+    instances = presolve_instances()
     for name in ("am2 seed 0", "am1 seed 1"):
-        for kind, model in hp._models(instances[name]).items():
+        for kind, model in presolve_models(instances[name]).items():
             row = committed[name, kind]
             new = {"rows": model.n_rows, "cols": model.n_cols, "nnz": model.nnz}
             if name == "am2 seed 0":

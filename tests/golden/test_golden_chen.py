@@ -9,8 +9,8 @@ review. A failure means a change moved a published number: if it is intended, re
 folder (its NOTES / README give the command) and update the hard-coded values.
 
 Nothing here depends on the wall clock: the ``chen-theory`` IP is only solved where it proves
-optimality in well under a second (the optimum does not depend on the time it takes; a generous
-limit only keeps a broken model from hanging the run), and ``chen_policy_speed``'s run times are
+optimality at HiGHS's root node, under a node limit and no time limit (the limit only keeps a broken
+model from hanging the run), and ``chen_policy_speed``'s run times are
 not compared — only the decisions, evictions, iterations and latencies published beside them.
 """
 
@@ -24,10 +24,11 @@ from typing import Any
 
 import pytest
 from golden_support import (
+    NODE_LIMIT,
     RESULTS,
     assert_fields,
-    benchmark,
     deterministic_fields,
+    highs_by_nodes,
     hindsight_before_ip,
     markdown_row,
     record,
@@ -36,9 +37,6 @@ from golden_support import (
     task_of,
 )
 from helpers import needs_trace_data
-
-#: Generous: the committed IP proofs took 0.16–0.27 s; a limit only stops a broken model from hanging.
-IP_LIMIT_S = 120.0
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
@@ -70,10 +68,12 @@ def _solve_opt(suite: Any, task: Any) -> Any:
     from llmopt.opt.hindsight import solve_hindsight
 
     instance = resolve_workload(task.spec.workload)(task.seed, **dict(task.spec.params))
-    h = solve_hindsight(instance, solver=suite.solver, formulation=suite.formulation, windows=suite.windows,
-                        bounds=(), upper_bounds=tuple(suite.upper_bounds), ip_time_limit=IP_LIMIT_S, threads=1,
-                        seed=task.seed, search_evals=suite.search_evals, max_nnz=suite.max_nnz)
-    assert h.opt is not None, f"the IP did not prove optimality within {IP_LIMIT_S:g} s (committed: < 0.3 s): {h}"
+    assert suite.solver == "highs"
+    with highs_by_nodes() as solver:  # a node limit, not a wall clock: the same verdict on any machine
+        h = solve_hindsight(instance, solver=solver, formulation=suite.formulation, windows=suite.windows,
+                            bounds=(), upper_bounds=tuple(suite.upper_bounds), ip_time_limit=None, threads=1,
+                            seed=task.seed, search_evals=suite.search_evals, max_nnz=suite.max_nnz)
+    assert h.opt is not None, f"the IP did not prove optimality within {NODE_LIMIT} nodes (committed: root): {h}"
     return h
 
 
@@ -248,7 +248,9 @@ def test_chen_lmsys_m_sensitivity_exp2_base_memory() -> None:
 @functools.cache
 def _policy_speed_exp2() -> dict[str, tuple[int, int, int, float | None]]:
     """``policy -> (decisions, evictions, iterations, checked mean latency)`` on Exp. 2, seed 0,
-    n = 2,000, as ``benchmarks/chen_policy_speed.py`` measures them (without the timed repeats)."""
+    n = 2,000, as ``benchmarks/chen_policy_speed.py`` measures them (without the timed repeats), with the
+    package's :mod:`llmopt.bench.speed_cases`."""
+    from llmopt.bench.speed_cases import CHEN_SPEED_POLICIES, count_decisions
     from llmopt.engine.continuous import simulate_continuous
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.papers.chen.lmsys_report import _BY_KEY
@@ -256,13 +258,12 @@ def _policy_speed_exp2() -> dict[str, tuple[int, int, int, float | None]]:
     from llmopt.verify.timed import check_timed_schedule
     from llmopt.workloads.chen import chen_lmsys
 
-    script = benchmark("chen_policy_speed")
     cost = make_cost_model("llama2-70b-a100-tp2")
     inst = chen_lmsys(0, n=2000, predictions=_BY_KEY["exp2"].spec)
     out = {}
-    for p in script.POLICIES:
+    for p in CHEN_SPEED_POLICIES:
         policy = make_policy_spec(p, seed=0)
-        counter = script._count_decisions(policy)
+        counter = count_decisions(policy)
         sched = simulate_continuous(inst, policy, cost)
         check = check_timed_schedule(inst, sched.starts, sched.batch_start, sched.batch_duration, cost,
                                      evictions=sched.evictions)

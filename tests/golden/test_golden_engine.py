@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from golden_support import RESULTS, ROOT, benchmark, markdown_row, same
+from golden_support import RESULTS, ROOT, markdown_row, same
 from helpers import needs_trace_data
 
 COEFFICIENTS = ROOT / "llmopt" / "engine" / "data" / "llama2_70b_a100_tp2.json"
@@ -99,7 +99,7 @@ def test_cost_model_typical_batches() -> None:
 def test_cost_model_refit_from_profiles() -> None:
     """``results/cost_model/README.md`` and the coefficients it documents
     (``llmopt/engine/data/llama2_70b_a100_tp2.json``), refitted from the staged GPU profiles by
-    ``benchmarks/fit_cost_model.py`` (closed-form least squares, knots by exhaustive search:
+    the ``fit-cost-model`` study (closed-form least squares, knots by exhaustive search:
     deterministic): every fitted coefficient (``base`` 0.0563769626…, ``per_token`` 1.4528…e-4,
     knots 112 / 148, ``per_request`` 3.2397…e-4, …), every component fit and its error summary and
     the whole cross-check against splitwise (decode / prefill relative errors, fitted/roofline) to
@@ -110,8 +110,8 @@ def test_cost_model_refit_from_profiles() -> None:
     if data is None:
         pytest.skip("staged GPU profiles (shared/data/profiles, not in the repository) not found; set LLMOPT_DATA")
     from llmopt.engine.cost_model import LinearCostModel
+    from llmopt.papers.jaillet.studies import fit_cost_model as script
 
-    script = benchmark("fit_cost_model")
     committed = json.loads(COEFFICIENTS.read_text(encoding="utf-8"))
     doc = script.fit(data)
     assert doc["provenance"]["files"] == committed["provenance"]["files"], \
@@ -178,17 +178,19 @@ def test_continuous_speed_side_numbers() -> None:
 
 
 def test_simulator_speed_n1000_tel_and_makespan() -> None:
-    """``results/simulator_speed/results.json`` (``benchmarks/simulator_speed.py``), every row at
+    """``results/simulator_speed/results.json`` (``benchmarks/simulator_speed.py``; its instances are
+    :func:`llmopt.bench.speed_cases.make_workload`), every row at
     n = 1,000 (the smallest size): the TEL and makespan of MC-SF and FCFS on both workloads
     (J5.1-M40, M16492) under all three arrival patterns — e.g. J5.1-M40, t = 0: MC-SF TEL 3,286,882,
     FCFS 6,021,232. CPU times, requests per second and the fitted exponents are not golden-tested."""
-    script = benchmark("simulator_speed")
+    from llmopt.bench.speed_cases import SPEED_PATTERNS, SPEED_POLICIES, SPEED_WORKLOADS, make_workload, run_policy
+
     committed = json.loads((RESULTS / "simulator_speed" / "results.json").read_text(encoding="utf-8"))["rows"]
     rows = [r for r in committed if r["n"] == 1000]
-    assert len(rows) == len(script.WORKLOADS) * len(script.PATTERNS) * len(script.POLICIES) == 12
+    assert len(rows) == len(SPEED_WORKLOADS) * len(SPEED_PATTERNS) * len(SPEED_POLICIES) == 12
     for r in rows:
-        inst = script.make_workload(r["workload"], 1000, script.PATTERNS[r["pattern"]])
-        sched = script.run_policy(inst, r["policy"])
+        inst = make_workload(r["workload"], 1000, SPEED_PATTERNS[r["pattern"]])
+        sched = run_policy(inst, r["policy"])
         got = {"M": inst.M, "tel": sched.tel, "makespan": sched.makespan}
         assert got == {k: r[k] for k in got}, (r["workload"], r["pattern"], r["policy"], got)
     tel = {(r["workload"], r["pattern"], r["policy"]): r["tel"] for r in rows}
@@ -221,8 +223,9 @@ def test_cli_startup_heavy_modules() -> None:
     llmopt.cli.main`: none"). This is the folder's only deterministic number: everything else it
     publishes (start-up, import and work times, their ratios) is wall-clock and not golden-tested."""
     committed = json.loads((RESULTS / "cli_startup" / "results.json").read_text(encoding="utf-8"))["meta"]
-    script = benchmark("cli_startup")
-    assert script.heavy_modules_of("llmopt.cli.main") == committed["heavy_modules"] == []
+    from llmopt.bench.speed_cases import heavy_modules_of
+
+    assert heavy_modules_of("llmopt.cli.main") == committed["heavy_modules"] == []
 
 
 def test_cli_startup_modules_of_a_discrete_simulate(tmp_path) -> None:
@@ -234,4 +237,6 @@ def test_cli_startup_modules_of_a_discrete_simulate(tmp_path) -> None:
     discrete = [r for r in rows if r["instance"].startswith("discrete")]
     path = tmp_path / "inst.json"
     save_instance(Instance.from_tuples(10, [(0, 2, 3), (1, 2, 6)]), path)
-    assert benchmark("cli_startup").modules_loaded_by_simulate(path, "mc-sf") == discrete[0]["loaded"] == []
+    from llmopt.bench.speed_cases import modules_loaded_by_simulate
+
+    assert modules_loaded_by_simulate(path, "mc-sf") == discrete[0]["loaded"] == []

@@ -1,7 +1,7 @@
 """Golden numbers of ``results/j0-theory`` (issue 24 item 5): two rows of ``thm62.md`` recomputed.
 
 A failure means a change moved a published number: if intended, regenerate with
-``python benchmarks/j0_theory.py`` (the folder's NOTES give the command) and update the values here.
+``llmopt study run j0-theory --out results/j0-theory`` (the folder's NOTES give the command) and update the values here.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ import pytest
 from golden_support import (
     RESULTS,
     assert_fields,
-    benchmark,
     deterministic_fields,
     hindsight_before_ip,
     markdown_row,
@@ -162,9 +161,9 @@ def test_jaillet_fig3_smallest_volume_and_the_slope_table() -> None:
 @needs_trace_data
 def test_fig3_cost_sensitivity_constant_batch_time_with_thinned_outputs() -> None:
     """``results/jaillet-fig3/cost_sensitivity.md``, λ = 50, "constant …, long outputs thinned": MC-Benchmark's
-    slope 2.89× MC-SF's — the NOTES' measured cause of the paper's 3× — recomputed with the script's own
+    slope 2.89× MC-SF's — the NOTES' measured cause of the paper's 3× — recomputed with the study's own
     functions (two seeds, five volumes, the two policies)."""
-    mod = benchmark("fig3_cost_sensitivity")
+    from llmopt.papers.jaillet.studies import fig3_cost_sensitivity as mod
     from llmopt.papers.jaillet.suites import LMSYS_TRACE
     from llmopt.workloads.traces import load_trace
     from llmopt.workloads.traces.data import data_dir

@@ -25,7 +25,6 @@ import pytest
 from golden_support import (
     RESULTS,
     assert_fields,
-    benchmark,
     deterministic_fields,
     hindsight_before_ip,
     markdown_row,
@@ -131,13 +130,15 @@ def test_wang_mixed_n200_seed0() -> None:
 
 @needs_trace_data
 def test_wang_mixed_lp_bucket_seed0_delta25() -> None:
-    """``results/wang-mixed/lp_bucket.md`` (``benchmarks/lp_bucket_sensitivity.py``), row seed 0,
+    """``results/wang-mixed/lp_bucket.md`` (study ``lp-bucket-sensitivity``), row seed 0,
     Δ = 25 (n = 200; the cheapest LP of the table, 0.4 s): the bucketed LP's value 43,153.0
     (43,152.966…), its 23 pricing rounds, and the discrete-engine TELs of Sorted-LP 45,752 and
     LP-Swap 46,690. The LP is solved to optimality, so nothing depends on the clock; the LP time
     and the Kendall τ against Δ = 1 (which needs the 100-s exact LP) are not compared."""
     row = markdown_row(RESULTS / "wang-mixed" / "lp_bucket.md", ("0", "25"))
-    new = benchmark("lp_bucket_sensitivity").run(0, 200, [25])[0]
+    from llmopt.papers.wang.studies.lp_bucket_sensitivity import seed_rows
+
+    new = seed_rows(0, 200, [25])[0]
     assert new["status"] == "optimal"
     assert [f"{new['lp']:,.1f}", str(new["rounds"]), f"{new['sorted-lp']:,}", f"{new['lp-swap']:,}"] == \
         [row[2], row[4], row[7], row[9]]
@@ -169,6 +170,7 @@ def test_wang_policy_speed_n2000_latencies() -> None:
     latencies = {}
     for p in ("fcfs", "mc-sf", "sorted-f-swap", "sorted-f-quantile"):
         sched = simulate_continuous(inst, make_policy_spec(p, seed=0), cost)
+        assert sched.mean_latency is not None, p
         latencies[p] = sched.mean_latency
         assert markdown_row(readme, (p,))[5] == f"{sched.mean_latency:.2f}", p
         assert same(sched.mean_latency, mixed[f"latency_{p}"]), (p, sched.mean_latency, mixed[f"latency_{p}"])
@@ -206,14 +208,32 @@ def test_sorted_f_speed_n100_rounds_and_ael() -> None:
     README's cells; the exact TELs behind the rounded AELs (11,215, 13,878, 12,630) are pinned here.
     The exact DP's cell (0.7 s of DP) is left out to stay fast. The folder's times are wall-clock
     and not golden-tested."""
-    script = benchmark("sorted_f_speed")
+    from llmopt.bench.speed_cases import SORTED_F_SIZES, make_mix, phase1_rounds, sorted_f_ael
+
     readme = RESULTS / "sorted_f_speed" / "README.md"
-    column = list(script.SIZES).index(100)
-    s, o = script.make_mix(100, 0)
+    column = list(SORTED_F_SIZES).index(100)
+    s, o = make_mix(100, 0)
     tels = {}
     for selector in ("swap", "quantile", "scaled-dp"):
-        rounds, ael = script._rounds(s, o, selector), script.ael(s, o, selector)
+        rounds, ael = phase1_rounds(s, o, selector), sorted_f_ael(s, o, selector)
         assert _rounds_ael_cells(readme, selector)[column] == f"{rounds} · {ael:,.1f}", selector
         tels[selector] = round(ael * len(s))
         assert tels[selector] == pytest.approx(ael * len(s), abs=1e-9)
     assert tels == {"swap": 11215, "quantile": 13878, "scaled-dp": 12630}
+
+
+def test_sorted_f_speed_n100_exact_dp_rounds_and_ael() -> None:
+    """``results/sorted_f_speed/README.md``, table *rounds · AEL*, row *dp* (Sorted-F with its exact
+    Phase-1 DP, W Alg. 2), column n = 100 (seed 0; the table's cheapest DP cell, about 0.7 s of DP per
+    plan): 5 Phase-1 rounds and an average latency of 128.2 iterations, compared with the README's cell;
+    the exact TEL behind it, 12,817, is pinned here. Breakage caught (by hand): the DP's batch ranked by
+    ``Σo / k`` instead of ``F = Σo / k²`` (``_better``; 65 rounds, AEL 134.9). Not caught here (the n = 100
+    batches do not move): a capacity one token short, ties in the DP taken by skipping."""
+    from llmopt.bench.speed_cases import SORTED_F_SIZES, make_mix, phase1_rounds, sorted_f_ael
+
+    readme = RESULTS / "sorted_f_speed" / "README.md"
+    s, o = make_mix(100, 0)
+    rounds, ael = phase1_rounds(s, o, "dp"), sorted_f_ael(s, o, "dp")
+    assert _rounds_ael_cells(readme, "dp")[list(SORTED_F_SIZES).index(100)] == f"{rounds} · {ael:,.1f}"
+    assert (rounds, round(ael * len(s))) == (5, 12817)
+    assert round(ael * len(s)) == pytest.approx(ael * len(s), abs=1e-9)

@@ -1,4 +1,4 @@
-"""Golden numbers of ``results/jaillet-lmsys/low_demand_threshold.md`` (``benchmarks/low_demand_threshold.py``).
+"""Golden numbers of ``results/jaillet-lmsys/low_demand_threshold.md`` (study ``low-demand-threshold``).
 
 Each published row gives, for one (variant, λ, seed), the outcome of α-protection greedy at every α = 0.01 … 0.50
 (10,000 LMSYS requests) and the smallest loop-free α derived from it. The tests rerun the two α on either side of a
@@ -11,7 +11,7 @@ rerun the command in the file's first lines and update the hard-coded thresholds
 from __future__ import annotations
 
 import pytest
-from golden_support import RESULTS, benchmark, markdown_row
+from golden_support import RESULTS, markdown_row
 from helpers import needs_trace_data
 
 MD = RESULTS / "jaillet-lmsys" / "low_demand_threshold.md"
@@ -30,7 +30,8 @@ def _row(variant: str, rate: int, seed: int) -> tuple[float, float, str]:
 
 
 def test_low_demand_threshold_rows_are_their_patterns() -> None:
-    mod = benchmark("low_demand_threshold")
+    from llmopt.papers.jaillet.studies import low_demand_threshold as mod
+
     for line in MD.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 6 and cells[5].startswith("`"):
@@ -45,7 +46,8 @@ def test_low_demand_threshold_rows_are_their_patterns() -> None:
 @needs_trace_data
 @pytest.mark.parametrize("variant,rate,seed", sorted(PINNED))
 def test_low_demand_threshold_recomputed(variant: str, rate: int, seed: int) -> None:
-    mod = benchmark("low_demand_threshold")
+    from llmopt.papers.jaillet.studies import low_demand_threshold as mod
+
     loop_free, _, pat = _row(variant, rate, seed)
     v = mod.BY_KEY[variant]
     inst = mod.instance_for(v, float(rate), seed, 10_000)

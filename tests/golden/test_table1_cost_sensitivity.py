@@ -1,4 +1,4 @@
-"""Golden numbers of ``results/jaillet-table1/cost_sensitivity.{md,csv}`` (``benchmarks/table1_cost_sensitivity.py``).
+"""Golden numbers of ``results/jaillet-table1/cost_sensitivity.{md,csv}`` (study ``table1-cost-sensitivity``).
 
 Recomputes seed 0 of J Table 1 (1,000 LMSYS requests, λ = 50) under three batch-time models — the fitted one, the
 constant one (its seconds read from the committed CSV, and recomputed from the committed MC-SF rows), and the
@@ -7,7 +7,7 @@ table (released batch times, ``o + 1``, thinned outputs); compares every per-run
 (integers and statuses exactly, floats to 1e-9) and checks that the Markdown summary's ratios are those of the
 committed CSV. A few headline values are hard-coded so that a regeneration that moves them shows in review. A failure
 means a change moved a published number: if intended, rerun
-``python benchmarks/table1_cost_sensitivity.py --seeds 50`` and update the hard-coded values.
+``llmopt study run table1-cost-sensitivity --seeds 0-49 --out results/jaillet-table1`` and update the hard-coded values.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import statistics
 from typing import Any
 
 import pytest
-from golden_support import RESULTS, assert_fields, benchmark, markdown_row
+from golden_support import RESULTS, assert_fields, markdown_row
 from helpers import needs_trace_data
 
 MD = RESULTS / "jaillet-table1" / "cost_sensitivity.md"
@@ -32,7 +32,8 @@ def _committed(rows: list[dict[str, Any]], table: str, model: str, seed: int, ou
 
 @needs_trace_data
 def test_table1_cost_sensitivity_seed0() -> None:
-    mod = benchmark("table1_cost_sensitivity")
+    from llmopt.papers.jaillet.studies import table1_cost_sensitivity as mod
+
     rows = mod.read_csv(CSV)
     constant_s = mod.constant_seconds(rows)
     recorded = {r["seconds_per_iteration"] for r in rows if r["model"] == "constant"}
@@ -56,7 +57,8 @@ def test_table1_cost_sensitivity_seed0() -> None:
 
 def test_table1_cost_sensitivity_summary_matches_csv() -> None:
     """The Markdown summary's MC-Benchmark / MC-SF cells are the committed CSV's ratios (no data needed)."""
-    mod = benchmark("table1_cost_sensitivity")
+    from llmopt.papers.jaillet.studies import table1_cost_sensitivity as mod
+
     rows = mod.read_csv(CSV)
     for model in ("fitted", "constant", "roofline", "released code"):
         sf = statistics.fmean(mod.latencies(rows, model, "mc-sf"))

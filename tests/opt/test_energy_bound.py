@@ -352,7 +352,7 @@ def test_registered_and_conformant():
 
 
 def test_ten_thousand_requests_certified():
-    """Run time at this scale is measured in benchmarks/energy_bound.py, not asserted here."""
+    """Run time at this scale is measured in llmopt/opt/studies/energy_bound.py, not asserted here."""
     rng = random.Random(0)
     M = 16_492
     rows = []

@@ -13,7 +13,7 @@ from llmopt.model.registry import RegistryError
 from llmopt.model.result import SolveStatus
 from llmopt.model.tolerance import integer_lower_bound
 from llmopt.model.windows import WINDOWS, StartWindows, start_windows
-from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, lp_bound
+from llmopt.opt.bounds import BOUNDS, BoundContext, BoundResult, best_certified_bound, lp_bound, run_bound
 from llmopt.opt.hindsight import BOUNDS_END, solve_hindsight
 from llmopt.opt.local_search import local_search
 from llmopt.policies import make_policy
@@ -41,10 +41,13 @@ def test_t5_opt_is_proven_and_beats_mcsf():
 
 
 def test_time_limited_solve_is_not_called_optimal():
-    # n = 30 cannot be proven optimal in 0.5 s; the result must say so and keep a valid incumbent.
+    # An IP limit of 0 has passed at HiGHS's first clock check on any machine, so the IP stops before
+    # any search; the LP bound (no limit) stays below the best schedule (1972 vs 2714). The result must
+    # say TIME_LIMIT and keep a valid incumbent.
     inst = jaillet_am1(3, n_range=(30, 30), M_range=(40, 40))
-    res = solve_hindsight(inst, ip_time_limit=0.5, search_evals=20)
+    res = solve_hindsight(inst, ip_time_limit=0.0, search_evals=20, bounds=("lp",))
     assert res.status is SolveStatus.TIME_LIMIT
+    assert res.solver == "highs" and res.bound_certificate == "lp-dual-checked"
     assert res.opt is None
     assert res.incumbent <= res.heuristics["mc-sf"]
     assert check_schedule(inst, res.starts).tel == res.incumbent
@@ -53,10 +56,11 @@ def test_time_limited_solve_is_not_called_optimal():
 
 
 def test_early_stop_falls_back_to_checked_lp_bound():
-    # The MIP stops before its root LP; the bound must then come from the LP dual that the
-    # checker re-derived (not the solver's trivial bound), and be no larger than the incumbent.
+    # The MIP stops before its root LP (a limit of 0 has passed at HiGHS's first clock check, on any
+    # machine); the bound must then come from the LP dual that the checker re-derived (not the
+    # solver's trivial bound), and be no larger than the incumbent.
     inst = jaillet_am1(4, n_range=(25, 25), M_range=(40, 40))
-    res = solve_hindsight(inst, ip_time_limit=0.01, search_evals=0, bounds=("lp",))
+    res = solve_hindsight(inst, ip_time_limit=0.0, search_evals=0, bounds=("lp",))
     assert res.status is SolveStatus.TIME_LIMIT
     assert res.bound_certificate == "lp-dual-checked"
     lp = lp_bound(inst, BoundContext(upper_bound_starts=res.starts))
@@ -295,3 +299,66 @@ def test_a_bound_one_below_the_incumbent_proves_nothing(fixed_bound, fake_stages
     assert res.incumbent == 12 and res.bound == 11 and res.bound_certificate == "fixed-11.0"
     assert res.gap == pytest.approx(1 / 12) and res.errors == ()
     assert res.solver == "stuck" and res.model_stats  # the IP was built and run
+
+
+# --- a Ctrl-C wrapped in another exception still stops ----------------------------------------------
+
+
+def _wrapped_interrupt(depth: int) -> Exception:
+    """What a Ctrl-C during a pybind11 module's init becomes (``ImportError`` raised from the
+    ``KeyboardInterrupt``), wrapped ``depth - 1`` more times as a plug-in might (``raise X from exc``)."""
+    try:
+        try:
+            raise KeyboardInterrupt("SIGINT")
+        except KeyboardInterrupt as ki:
+            raise ImportError("initialization failed") from ki
+    except ImportError as exc:
+        outer: Exception = exc
+    for _ in range(depth - 1):
+        try:
+            raise RuntimeError("solver unavailable") from outer
+        except RuntimeError as exc:
+            outer = exc
+    return outer
+
+
+@pytest.fixture
+def raising_bound():
+    """Registers ``test-raises`` whose provider raises what the test hands it."""
+    box: list[BaseException] = []
+
+    def stage(instance, ctx):
+        raise box[0]
+
+    BOUNDS.register("test-raises", stage)
+    yield box
+    BOUNDS.unregister("test-raises")
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_run_bound_reraises_a_ctrl_c_that_arrives_as_an_import_error(raising_bound, depth):
+    raising_bound.append(_wrapped_interrupt(depth))
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_bound("test-raises", t5())
+    assert info.value.args == ("SIGINT",)  # the original interrupt, signal name kept
+
+
+def test_run_bound_still_records_an_import_error_without_an_interrupt(raising_bound):
+    try:
+        try:
+            raise ValueError("bad wheel")
+        except ValueError as cause:
+            raise ImportError("initialization failed") from cause
+    except ImportError as exc:
+        raising_bound.append(exc)
+    res = run_bound("test-raises", t5())
+    assert res.value is None and res.detail == "failed: ImportError: initialization failed"
+
+
+def test_a_ctrl_c_inside_a_stage_import_ends_the_pipeline_as_interrupted(raising_bound, fake_stages):
+    """The pipeline keeps what it found and says interrupted (the CLI turns that into exit 130:
+    ``tests/cli/test_stops.py``); before, the bound stage was recorded as failed and the IP ran."""
+    raising_bound.append(_wrapped_interrupt(1))
+    res = solve_hindsight(t5(), solver="test-stuck", bounds=("test-raises",))
+    assert res.status is SolveStatus.INTERRUPTED and res.incumbent == 12
+    assert res.bounds == () and res.solver == ""  # no stage recorded the failure; the IP never ran

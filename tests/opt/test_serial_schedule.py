@@ -18,7 +18,6 @@ Breakages tried by hand (each made the listed tests fail; the code was restored)
 from __future__ import annotations
 
 import random
-import time
 
 import numpy as np
 import pytest
@@ -94,7 +93,7 @@ def test_stages_verified_and_not_below_opt(seed: int):
     inst = random_tiny_instance(random.Random(seed), n_range=(2, 6), M_range=(5, 12), max_arrival=4)
     opt, _ = exhaustive_opt(inst, simulate(inst, make_policy("fcfs")).tel)
     energy = find_schedule("sgs-energy", inst, SearchContext())
-    lag = find_schedule("sgs-lagrangian", inst, SearchContext(deadline=time.perf_counter() + 5.0))
+    lag = find_schedule("sgs-lagrangian", inst, SearchContext())  # no deadline: its step budget, on any machine
     for sch in (energy, lag):
         report = check_schedule(inst, sch.starts)
         assert report.ok and report.tel == sch.tel >= opt
@@ -103,21 +102,25 @@ def test_stages_verified_and_not_below_opt(seed: int):
 
 
 def test_lagrangian_order_beats_energy_order_on_a_jaillet_instance():
-    """The multipliers carry information the energy order lacks (arrivals over time)."""
+    """The multipliers carry information the energy order lacks (arrivals over time). No deadline: the
+    stage's step budget (it stops after 452 steps here, its step factor spent; the first better order
+    came after 30), so a loaded machine cannot cut it short."""
     from llmopt.workloads import make_instance
 
     inst = make_instance("jaillet-am2", seed=1)
     energy = find_schedule("sgs-energy", inst, SearchContext())
-    lag = find_schedule("sgs-lagrangian", inst, SearchContext(deadline=time.perf_counter() + 10.0))
+    lag = find_schedule("sgs-lagrangian", inst, SearchContext())
     assert check_schedule(inst, lag.starts).ok
     assert lag.tel < energy.tel and "Lagrangian" in lag.policy
 
 
-def _subgradient(inst: Instance, heuristic, upper: float, seconds: float = 5.0):
+def _subgradient(inst: Instance, heuristic, upper: float):
     from llmopt.solvers.lagrangian import subgradient_bound
 
+    # No time limit: the ascent ends by its own rules (step factor, zero subgradient, 10,000 steps), so
+    # two runs compare the same way on any machine.
     horizon = max(r.arrival for r in inst.requests) + inst.total_output
-    return subgradient_bound(inst, upper=upper, horizon=horizon, bucket=1, time_limit=seconds,
+    return subgradient_bound(inst, upper=upper, horizon=horizon, bucket=1, time_limit=None,
                              heuristic=heuristic, heuristic_every=1)
 
 
@@ -136,7 +139,7 @@ def test_heuristic_gets_request_starts(seed: int):
     assert seen
     for starts in seen:
         assert starts.shape == (inst.n,) and (starts >= arrivals).all()
-        keys = {}
+        keys: dict[tuple[int, int, int], set[int]] = {}
         for pos, r in enumerate(inst.requests):
             keys.setdefault((r.arrival, r.prompt, r.output), set()).add(int(starts[pos]))
         assert all(len(v) == 1 for v in keys.values())

@@ -27,7 +27,7 @@ from llmopt.papers.wang.lp_optima import (
 from llmopt.papers.wang.theorem_ec1 import EC1Type2First, theorem_ec1_instance
 from llmopt.policies import MCSF, make_policy
 from llmopt.policies.base import MCSF2
-from llmopt.policies.lp_order import LPSwap, SortedLP, _solve_cached, lp_order
+from llmopt.policies.lp_order import LPSwap, SortedLP, lp_order, solve_cached
 from llmopt.policies.sorted_f import plan_sorted_f, scaled_dp, select_local_swap
 from llmopt.verify.checker import check_schedule
 from llmopt.workloads.wang import wang_exponential, wang_synthetic
@@ -144,7 +144,7 @@ def test_default_sorted_lp_unchanged_by_the_hook():
     """``expected_starts=None`` is the column-generation LP; feeding that same ``y`` through the hook gives
     the same schedules (Sorted-LP and LP-Swap)."""
     inst = _small()
-    _solve_cached.cache_clear()
+    solve_cached.cache_clear()
     default = SortedLP()
     base = simulate(inst, default)
     assert default.last_lp is not None and default.expected_starts is None
@@ -184,7 +184,7 @@ def test_lp_methods_give_optimal_solutions_and_valid_orders():
     T, literal = horizon_of("sum-o", inst)
     assert (T, literal) == (sum(r.output for r in inst.requests), False)
     lp = solve_horizon_lp(inst, T, literal)
-    _solve_cached.cache_clear()
+    solve_cached.cache_clear()
     default = SortedLP(bucket=1)
     simulate(inst, default)
     assert default.last_lp is not None and lp.value == pytest.approx(default.last_lp.objective, rel=1e-7)

@@ -78,7 +78,7 @@ def test_pricing_over_the_truncated_window_is_exact(seed):
     """Pricing scans k <= H (the last memory row); brute force over every start up to T_c − o agrees."""
     inst = _random(200 + seed)
     origin = min(r.arrival for r in inst.requests)
-    cl = colgen._classes(inst, origin)
+    cl = colgen.class_arrays(inst, origin)
     rng = np.random.default_rng(seed)
     H = 6
     lam = np.concatenate([[0.0], rng.exponential(0.3, H)])

@@ -184,12 +184,18 @@ def test_integrality_is_honoured(name: str) -> None:
     assert ip.x is not None and ip.x == pytest.approx([0.0, 0.0], abs=1e-7)
 
 
-def test_time_limit_never_claims_optimality() -> None:
+@pytest.mark.parametrize("time_limit", [0.0, 0.05])
+def test_time_limit_never_claims_optimality(time_limit: float) -> None:
+    # A limit of 0 has passed at the solvers' first clock check, whatever the machine's speed: both stop
+    # there, before any search, with the zero vector (a feasible start) as incumbent. 0.05 s stops them
+    # somewhere in the search or not at all: only what holds either way is asserted.
     model = hard_mip()
     results = {}
     for name in OPEN_SOLVERS:
-        res = get_solver(name).solve(model, time_limit=0.05)
+        res = get_solver(name).solve(model, time_limit=time_limit, warm_start=np.zeros(model.n_cols))
         results[name] = res
+        if time_limit == 0.0:
+            assert res.status is SolveStatus.TIME_LIMIT, (name, res)
         assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), (name, res)
         if res.status is SolveStatus.OPTIMAL:
             assert res.gap is not None and res.gap <= 1e-6, (name, res)
@@ -212,20 +218,23 @@ def test_time_limit_never_claims_optimality() -> None:
 
 
 def test_cbc_time_limit_reports_time_limit_with_bound() -> None:
-    # CBC needs ~1 s to prove this optimal; 0.05 s must end as TIME_LIMIT (PuLP itself says "Optimal").
-    res = get_solver("cbc").solve(hard_mip(), time_limit=0.05)
+    # A limit of 0 has passed at CBC's first clock check on any machine: it stops on time with the
+    # zero start as incumbent (PuLP itself says "Optimal") and its root LP bound in the log.
+    model = hard_mip()
+    res = get_solver("cbc").solve(model, time_limit=0.0, warm_start=np.zeros(model.n_cols))
     assert res.status is SolveStatus.TIME_LIMIT, res
     assert "Stopped on time" in res.message
-    if res.objective is not None and res.bound is not None:
-        assert res.gap is not None and res.gap > 0
+    assert res.objective == pytest.approx(model.objective_value(np.zeros(model.n_cols)))
+    assert res.bound is not None and res.bound <= HARD_MIP_OPTIMUM + 1e-6
+    assert res.gap is not None and res.gap > 0
 
 
 @pytest.mark.parametrize("name", OPEN_SOLVERS)
 def test_gap_stop_reports_a_valid_bound(name: str) -> None:
     # With a 2 % gap both solvers stop early and call it optimal; the bound must then be the proven one,
-    # not the incumbent (CBC reads it from its log).
-    res = get_solver(name).solve(hard_mip(), mip_gap=0.02, time_limit=5.0)
-    assert res.status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT), res
+    # not the incumbent (CBC reads it from its log). No time limit: the gap alone ends the search.
+    res = get_solver(name).solve(hard_mip(), mip_gap=0.02)
+    assert res.status is SolveStatus.OPTIMAL, res
     assert res.objective is not None and res.bound is not None
     assert res.bound <= HARD_MIP_OPTIMUM + 1e-6 <= res.objective + 2e-6
     if res.status is SolveStatus.OPTIMAL:
@@ -249,23 +258,21 @@ def test_warm_start_is_accepted(name: str) -> None:
 
 @pytest.mark.parametrize("name", OPEN_SOLVERS)
 def test_time_limit_without_incumbent_returns_no_point(name: str) -> None:
-    # Neither solver finds a feasible point of this instance in 0.05 s; CBC then writes its fractional
-    # LP point ("no integer solution - continuous used"), which must not come back as a solution.
+    # With a limit of 0 (passed at the first clock check on any machine) neither solver has a feasible
+    # point of this instance; CBC then writes its fractional LP point ("no integer solution - continuous
+    # used"), which must not come back as a solution.
     model, _ = market_split()
-    res = get_solver(name).solve(model, time_limit=0.05)
-    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), res
-    if res.x is None:
-        assert res.objective is None and res.gap is None
-    else:
-        assert model.max_violation(res.x) <= 1e-6
+    res = get_solver(name).solve(model, time_limit=0.0)
+    assert res.status is SolveStatus.TIME_LIMIT, res
+    assert res.x is None and res.objective is None and res.gap is None, res
 
 
 @pytest.mark.parametrize("name", OPEN_SOLVERS)
 def test_warm_start_gives_an_incumbent_under_a_tiny_time_limit(name: str) -> None:
-    # Without the planted start neither solver has an incumbent after 0.05 s (see the test above).
+    # Without the planted start neither solver has an incumbent at a limit of 0 (see the test above).
     model, planted = market_split()
-    res = get_solver(name).solve(model, time_limit=0.05, warm_start=planted)
-    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), res
+    res = get_solver(name).solve(model, time_limit=0.0, warm_start=planted)
+    assert res.status is SolveStatus.TIME_LIMIT, res
     assert res.x is not None, res
     assert model.max_violation(res.x) <= 1e-6
     assert res.objective is not None and res.objective <= model.objective_value(planted) + 1e-9
@@ -490,7 +497,7 @@ def test_highs_waits_for_a_cancelled_solve_that_is_still_stopping() -> None:
 
     from llmopt.formulations.hindsight_ip import formulate
     from llmopt.model.windows import start_windows
-    from llmopt.solvers.highs import _highs_lp, _wait_for_earlier_solve
+    from llmopt.solvers.highs import _wait_for_earlier_solve, highs_lp
     from llmopt.workloads.jaillet import jaillet_am1
 
     assert _wait_for_earlier_solve(highspy, time.perf_counter(), 300)
@@ -499,7 +506,7 @@ def test_highs_waits_for_a_cancelled_solve_that_is_still_stopping() -> None:
     old = highspy.Highs()
     old.setOptionValue("output_flag", False)
     old.setOptionValue("presolve", "off")
-    old.passModel(_highs_lp(highspy, big))
+    old.passModel(highs_lp(highspy, big))
     old.HandleUserInterrupt = True
     old.startSolve()
     try:

@@ -20,16 +20,16 @@ from llmopt.verify.checker import CheckReport, check_schedule
 
 
 _STDLIB = {"numbers", "dataclasses", "typing", "collections.abc", "bisect", "math", "sys", "importlib", "warnings",
-           "__future__"}
+           "fractions", "__future__"}
 
 
 def _imports(module) -> set[str]:
-    mods = set()
+    mods: set[str] = set()
     for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
         if isinstance(node, ast.Import):
             mods.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "no relative imports in the checker"
+            assert node.level == 0 and node.module, "no relative imports in the checker"
             mods.add(node.module)
     return mods
 

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from llmopt.bench.suites import Suite, WorkloadSpec
-from llmopt.papers.chen.theory_report import MAIN_N, MAIN_WAVES, _mean_worst, _waves_M
+from llmopt.papers.chen.theory_report import MAIN_N, MAIN_WAVES, _mean_worst, waves_M
 
 __all__ = ["CHEN_COR2", "COR2_U", "COR2_WIDTHS", "COR2_POLICIES", "cor2_frame", "cor2_report"]
 
@@ -40,7 +40,7 @@ def _predictions(width: int) -> str | None:
 
 
 def _workloads() -> tuple[WorkloadSpec, ...]:
-    M = _waves_M(MAIN_N, _mean_worst(COR2_U), COR2_U, MAIN_WAVES)
+    M = waves_M(MAIN_N, _mean_worst(COR2_U), COR2_U, MAIN_WAVES)
     specs = []
     for w in COR2_WIDTHS:
         params: dict[str, Any] = {"u": COR2_U, "n": MAIN_N, "M": M}

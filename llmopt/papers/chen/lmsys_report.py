@@ -65,6 +65,7 @@ __all__ = [
     "evaluate_claims",
     "figures_5_7",
     "figures_frame",
+    "figures_lines",
 ]
 
 
@@ -400,9 +401,30 @@ def _cell(df: pd.DataFrame, setting: str, n: int, p: str, col: str) -> Any:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
-def _figures_lines(suite: Suite, records: Sequence[Mapping[str, Any]], df: pd.DataFrame, title: str,
-                   intro: str, unit: str) -> list[str]:
-    """Markdown of the Figure 5–7 tables and the claims (shared by the continuous and discrete reports)."""
+def figures_lines(suite: Suite, records: Sequence[Mapping[str, Any]], df: pd.DataFrame, title: str,
+                  intro: str, unit: str) -> list[str]:
+    """Markdown of the Figure 5–7 tables and C's claims checked on them.
+
+    Shared by the continuous and the discrete reports and the C-like study.
+
+    Parameters
+    ----------
+    suite : Suite
+        The suite the records come from (its settings, sizes, seeds, policies and reference).
+    records : sequence of mapping
+        The suite's task records.
+    df : pandas.DataFrame
+        :func:`figures_frame` of the records.
+    title, intro : str
+        The section's heading line and its first paragraph.
+    unit : str
+        What the latency columns measure (e.g. ``"latency, seconds"``).
+
+    Returns
+    -------
+    list of str
+        The section's Markdown lines.
+    """
     idx = _index(records)
     settings, sizes, seeds = _settings_in(suite), _sizes_in(suite), _seeds_in(suite)
     pols = list(suite.policies)
@@ -474,7 +496,7 @@ def figures_5_7(out_dir: str | Path, suite: Suite, records: Sequence[Mapping[str
              f"checker verified (continuous-time engine, cost model `{suite.cost_model}`). Ratios are ratios of "
              "means over the seeds where both schedules are verified; *worst seed* is the largest single-seed "
              "ratio. *Evictions* and *recomputed* (tokens generated and thrown away) are A_min's, mean per run.")
-    lines = _figures_lines(suite, records, df, f"# {suite.name}: C Figures 5–7 (average end-to-end latency, seconds)",
+    lines = figures_lines(suite, records, df, f"# {suite.name}: C Figures 5–7 (average end-to-end latency, seconds)",
                            intro, "latency, s")
     (out / "figures_5_7.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     made = ["figures_5_7.md / figures_5_7.csv: latency per setting, n and algorithm, ratios to H-SF, A_min's "

@@ -29,11 +29,11 @@ from llmopt.papers.chen.lmsys_report import (
     SETTINGS,
     SIZES,
     Setting,
-    _figures_lines,
     _fmt,
     _table,
     evaluate_claims,
     figures_frame,
+    figures_lines,
 )
 
 # --- sample statistics and the memory study -------------------------------------------------------------
@@ -398,7 +398,7 @@ def write_discrete(out_dir: str | Path, seeds: Sequence[int] = SEEDS, sizes: Seq
              "predictions and seeds, M = 16,492) in the **discrete** engine of DESIGN §1: every batch takes one "
              "step whatever its size, so there is no cost model; *latency* is TEL / n in iterations. Every "
              "schedule re-verified by the discrete checker. This is the time model of C's theory.")
-    lines = _figures_lines(CHEN_LMSYS, recs, df, "# chen-lmsys in the discrete engine (TEL / n, iterations)", intro,
+    lines = figures_lines(CHEN_LMSYS, recs, df, "# chen-lmsys in the discrete engine (TEL / n, iterations)", intro,
                            "TEL / n, iterations")
     (out / "discrete.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return ["discrete.md / discrete.csv: the suite's tasks in the discrete engine (no cost model), claims checked"]

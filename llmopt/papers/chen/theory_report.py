@@ -63,6 +63,7 @@ __all__ = [
     "theory_report",
     "random_two_point_ratio",
     "crossing",
+    "waves_M",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -88,8 +89,27 @@ FIG3_Q = (0.5, 0.8, 0.9)
 FIG3_UMAX = 100
 
 
-def _waves_M(n: int, mean_o: float, u: int, waves: float, s: int = S) -> int:
-    """``M`` for ``waves`` memory-fulls of work, at least ``20(s + u)`` (batches of >= 20 longest requests)."""
+def waves_M(n: int, mean_o: float, u: int, waves: float, s: int = S) -> int:
+    """The memory limit for ``waves`` memory-fulls of work.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    mean_o : float
+        Their mean output length.
+    u : int
+        The longest output length.
+    waves : float
+        How many memory-fulls of work ``n`` requests make.
+    s : int
+        The prompt size.
+
+    Returns
+    -------
+    int
+        ``ceil(n (s + mean_o) / waves)``, at least ``20 (s + u)`` (batches of at least 20 longest requests).
+    """
     return max(20 * (s + u), math.ceil(n * (s + mean_o) / waves))
 
 
@@ -111,34 +131,34 @@ def _workloads() -> tuple[WorkloadSpec, ...]:
     n, w = MAIN_N, MAIN_WAVES
     specs: list[WorkloadSpec] = []
     for u in FIG1_U:  # Figure 1: A_min's worst distribution on [1, u]
-        M = _waves_M(n, _mean_worst(u), u, w)
+        M = waves_M(n, _mean_worst(u), u, w)
         specs.append(WorkloadSpec("chen-worst-case", (0, 1, 2), {"u": u, "n": n, "M": M}, f"F1 u={u}"))
     u = FIG2_U
     for ell in FIG2_ELL:  # Figure 2: two-point at A_min's worst t = 1/α and at A_ℓ's worst t
         t = u / ell
-        M = _waves_M(n, _mean_two_point(ell, u, t), u, w)
+        M = waves_M(n, _mean_two_point(ell, u, t), u, w)
         specs.append(WorkloadSpec("chen-two-point", (0, 1), {"ell": ell, "u": u, "n": n, "M": M},
                                   f"F2 ℓ={ell} t=1/α"))
         t_al = _al_worst_t(ell, u)
         # t = 0 (all requests long): A_ℓ cancels every request once before the first completes, which the
         # simulator's loop guard (10,000 evictions without a completion) would stop at n = 20,000.
         n_al = n if t_al > 0 else AL_ALL_LONG_N
-        M = _waves_M(n_al, _mean_two_point(ell, u, t_al), u, w)
+        M = waves_M(n_al, _mean_two_point(ell, u, t_al), u, w)
         specs.append(WorkloadSpec("chen-two-point", (0, 1), {"ell": ell, "u": u, "n": n_al, "M": M, "t": t_al},
                                   f"F2 ℓ={ell} t={t_al:g} (A_ℓ worst)"))
     for q in FIG3_Q:  # Figure 3: G(p) and LG(p)
         k = np.arange(1, FIG3_UMAX + 1)
         for wl, pmf, tag in (("chen-geometric", geometric_pmf, "G"), ("chen-lg", lg_pmf, "LG")):
-            M = _waves_M(n, float(pmf(q, FIG3_UMAX) @ k), FIG3_UMAX, w)
+            M = waves_M(n, float(pmf(q, FIG3_UMAX) @ k), FIG3_UMAX, w)
             specs.append(WorkloadSpec(wl, (0, 1, 2), {"q": q, "u_max": FIG3_UMAX, "n": n, "M": M},
                                       f"F3 {tag} q={q:g}"))
     # Convergence in the waves W (and n): two-point (1, 4) at A_min's worst t = 4, worst case u = 10.
     for nn, ww in ((2000, 10), (20_000, 10), (20_000, 50), (20_000, 200)):
-        M = _waves_M(nn, _mean_two_point(1, 4, 4.0), 4, ww)
+        M = waves_M(nn, _mean_two_point(1, 4, 4.0), 4, ww)
         specs.append(WorkloadSpec("chen-two-point", (0,), {"ell": 1, "u": 4, "n": nn, "M": M},
                                   f"conv two-point ℓ=1 u=4 n={nn} W={ww}"))
     for nn, ww in ((2000, 10), (20_000, 10), (20_000, 200)):
-        M = _waves_M(nn, _mean_worst(10), 10, ww)
+        M = waves_M(nn, _mean_worst(10), 10, ww)
         specs.append(WorkloadSpec("chen-worst-case", (0,), {"u": 10, "n": nn, "M": M},
                                   f"conv worst-case u=10 n={nn} W={ww}"))
     # Small instances whose hindsight IP closes (default M: about 10 waves).

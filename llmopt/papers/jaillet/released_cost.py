@@ -8,8 +8,9 @@ The authors' code (public repository ``anonymouspeople111/neurips2025-code``, fi
 Its context counts *generated* tokens only; the engines pass the decode context with the prompts
 included, so :class:`ReleasedCodeCostModel` subtracts ``prompt_in_context`` per decode request (the
 staged LMSYS file's mean prompt, 42.84 words, by default; floored at one token per decode request).
-``prompt_in_context = 0`` keeps the context whole; the two bracket the exact value. Used by
-``benchmarks/table1_cost_sensitivity.py`` and ``benchmarks/low_demand_threshold.py``.
+``prompt_in_context = 0`` keeps the context whole; the two bracket the exact value. Used by the
+studies :mod:`llmopt.papers.jaillet.studies.table1_cost_sensitivity` and
+:mod:`llmopt.papers.jaillet.studies.low_demand_threshold`.
 """
 
 from __future__ import annotations

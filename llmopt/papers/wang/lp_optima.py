@@ -5,7 +5,7 @@ Relax-LP (8)–(11) and order the requests by ``y_i = Σ_t t·x*_{i,t}``. The LP
 degenerate, so ``x*`` — hence the order — depends on which optimum the solver returns, and
 W states neither its solver settings nor its horizon ``T̄`` (DIGEST I-8). This module solves
 the LP to *different* optima, over the horizons W could have used, so that
-``benchmarks/wang_lp_optima.py`` can run both policies from each.
+``llmopt/papers/wang/studies/lp_optima.py`` can run both policies from each.
 
 **Horizons** (:data:`HORIZONS`; ``T̄`` and the reading of the printed (8)–(11)):
 

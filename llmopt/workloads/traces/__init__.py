@@ -25,6 +25,7 @@ from llmopt.workloads.traces.formats import (
 )
 from llmopt.workloads.traces.sampling import (
     TIME_UNITS,
+    apply_time_unit,
     sample_instance,
     time_unit_warning,
     to_discrete_instance,
@@ -35,5 +36,5 @@ __all__ = [
     "BAD_ROW_POLICIES", "DEFAULT_M", "LAYOUTS", "TRACE_FORMATS", "Trace", "TraceError", "TraceLayout",
     "detect_format", "load_trace", "load_lmsys", "load_arxiv", "load_azure", "load_vidur", "load_mooncake",
     "sample_instance", "to_discrete_instance", "data_dir", "trace_workload", "TIME_UNITS", "with_time_unit",
-    "time_unit_warning",
+    "time_unit_warning", "apply_time_unit",
 ]

@@ -20,6 +20,7 @@ lmsys     question_length, answer_length — or                     words   none
 arxiv     num_prefill_tokens, num_decode_tokens (other columns    tokens  none
           ignored: vidur's processed length files)
 azure     ContextTokens, GeneratedTokens, TIMESTAMP               tokens  ``2023-11-16 18:17:03.9799600``
+                                                                          (or numbers: see below)
 vidur     num_prefill_tokens, num_decode_tokens, arrived_at       tokens  seconds
 mooncake  input_length, output_length, timestamp (JSON lines;     tokens  milliseconds
           ``hash_ids`` ignored)
@@ -27,7 +28,10 @@ mooncake  input_length, output_length, timestamp (JSON lines;     tokens  millis
 
 LMSYS lengths are **word counts** (``Trace.unit == "words"``); they are used as token
 counts, as the papers do. Timestamps become float seconds since the first kept row, in
-file order.
+file order. An Azure-layout file whose ``TIMESTAMP`` column holds only numbers (a Unix time,
+say) is read in seconds, as vidur's, and :func:`~llmopt.workloads.traces.with_time_unit`
+(``--time-unit ms``) rescales it like any numeric timestamp (``Trace.time_kind`` says which
+kind was read).
 
 Format detection (``format=None``): a ``.jsonl`` file with ``input_length`` and
 ``output_length`` keys is ``mooncake``; a CSV header with ``TIMESTAMP``, ``ContextTokens``,
@@ -224,6 +228,9 @@ class Trace:
         (see the module docstring).
     source_rows : numpy.ndarray
         1-based file row number of each kept row.
+    time_kind : str or None
+        How the timestamps were read: ``"datetime"``, ``"seconds"`` or ``"milliseconds"`` (``None``:
+        the format's own kind). An Azure file of numeric timestamps reads them as ``"seconds"``.
     """
 
     path: str
@@ -235,6 +242,7 @@ class Trace:
     rows_read: int
     touched: dict[str, int]
     source_rows: np.ndarray
+    time_kind: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("prompt", "output", "source_rows"):
@@ -462,9 +470,17 @@ def _negative_message(series: pd.Series) -> Callable[[int], str]:
     return lambda i: f"value {_cell(series, i)} is negative: lengths must be >= 1"
 
 
-def _time_column(series: pd.Series, kind: str, column: str) -> tuple[np.ndarray, list[_Problem]]:
-    """float64 seconds relative to the first readable row (NaN where unreadable), and the problems."""
+def _numeric_dtype(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _time_column(series: pd.Series, kind: str, column: str) -> tuple[np.ndarray, list[_Problem], str]:
+    """float64 seconds relative to the first readable row (NaN where unreadable), the problems, and the
+    kind read: a date-time column whose cells are all numbers (pandas read it as numeric) is read as
+    seconds, for ``with_time_unit`` to rescale, rather than refused row by row."""
     missing = series.isna().to_numpy()
+    if kind == "datetime" and _numeric_dtype(series) and not missing.all():
+        kind = "seconds"
     if kind == "datetime":
         parsed = pd.to_datetime(series, format="ISO8601", errors="coerce")
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):
@@ -476,7 +492,7 @@ def _time_column(series: pd.Series, kind: str, column: str) -> tuple[np.ndarray,
         seconds = np.where(ok, (ns - ref).astype(np.float64) / 1e9, np.nan)
         what = "is not a date-time like 2023-11-16 18:17:03.9799600"
     else:
-        if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        if _numeric_dtype(series):
             f = series.to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             f = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -490,7 +506,7 @@ def _time_column(series: pd.Series, kind: str, column: str) -> tuple[np.ndarray,
         _Problem("timestamp missing", missing, column, False, lambda i: "value is missing (empty cell or absent key)"),
         _Problem("timestamp unparseable", bad, column, False, lambda i: f"value {_cell(series, i)} {what}"),
     ]
-    return seconds, problems
+    return seconds, problems, kind
 
 
 def _decreasing(seconds: np.ndarray) -> np.ndarray:
@@ -528,8 +544,10 @@ def _load(path: str | Path, layout: TraceLayout, M: int | None, on_bad_row: str)
     output, o_ok, o_problems = _length_column(df[ocol], "output", ocol)
     problems += o_problems
     seconds: np.ndarray | None = None
+    time_kind: str | None = None
     if layout.time_column is not None:
-        seconds, t_problems = _time_column(df[layout.time_column], str(layout.time_kind), layout.time_column)
+        seconds, t_problems, time_kind = _time_column(df[layout.time_column], str(layout.time_kind),
+                                                      layout.time_column)
         problems += t_problems
     unfixable = np.zeros(rows, dtype=bool)
     for prob in problems:
@@ -568,7 +586,9 @@ def _load(path: str | Path, layout: TraceLayout, M: int | None, on_bad_row: str)
         if on_bad_row == "drop":
             drop |= dec
     if on_bad_row == "error":
-        _raise_first(p, problems, jsonl_lines)
+        _raise_first(p, problems, jsonl_lines, rows)
+    elif drop.all():  # nothing left to sample from: say why, as "error" would
+        _raise_first(p, problems, jsonl_lines, rows, all_dropped=on_bad_row)
     keep = ~drop
     touched: dict[str, int] = {"clamped": 0, "dropped": int(drop.sum())}
     changed = np.zeros(rows, dtype=bool)
@@ -593,11 +613,17 @@ def _load(path: str | Path, layout: TraceLayout, M: int | None, on_bad_row: str)
             timestamps = timestamps - timestamps[0]
     return Trace(path=str(p), format=layout.name, unit=layout.unit, prompt=prompt[keep], output=output[keep],
                  timestamps=timestamps, rows_read=rows, touched=touched,
-                 source_rows=np.flatnonzero(keep) + 1)
+                 source_rows=np.flatnonzero(keep) + 1, time_kind=time_kind)
 
 
-def _raise_first(path: Path, problems: list[_Problem], jsonl_lines: np.ndarray | None) -> None:
-    """Raise :class:`TraceError` for the first bad row in file order (if any)."""
+def _raise_first(path: Path, problems: list[_Problem], jsonl_lines: np.ndarray | None, rows: int,
+                 all_dropped: str = "") -> None:
+    """Raise :class:`TraceError` for the first bad row in file order (if any).
+
+    The message proposes ``on_bad_row`` only where it would leave rows to sample from: a problem every
+    row has (a wrong format, a column of another kind) is named as such, and so is an
+    ``on_bad_row`` (``all_dropped``) that dropped every row.
+    """
     firsts = [int(np.argmax(prob.mask)) for prob in problems if prob.mask.any()]
     if not firsts:
         return
@@ -605,11 +631,22 @@ def _raise_first(path: Path, problems: list[_Problem], jsonl_lines: np.ndarray |
     prob = next(prob for prob in problems if prob.mask[i])
     line = int(jsonl_lines[i]) if jsonl_lines is not None else i + 2
     count = int(prob.mask.sum())
-    policy = "'clamp' or 'drop'" if prob.fixable else "'drop' (or 'clamp', which drops such rows)"
     label = "key" if jsonl_lines is not None else "column"
     where = f"{label}s {prob.column}" if "+" in prob.column else f"{label} {prob.column!r}"
-    raise TraceError(f"{path}: row {i + 1} (line {line}), {where}: {prob.describe(i)} ({count:,} row(s) of this file "
-                     f"have this problem, {prob.key!r}; on_bad_row / --on-bad-row {policy} handles them)")
+    if all_dropped:
+        hint = (f"on_bad_row / --on-bad-row {all_dropped!r} dropped all {rows:,} rows, so nothing is left; "
+                f"{count:,} have this problem, {prob.key!r}: check the file and its format")
+    elif count == rows and not prob.fixable:
+        hint = (f"all {rows:,} rows have this problem, {prob.key!r}, so dropping them would leave nothing: "
+                "check the file and its format")
+    else:
+        if count == rows:  # every row: 'drop' would leave nothing, 'clamp' repairs them
+            policy = "'clamp' ('drop' would leave no rows)"
+        else:
+            policy = "'clamp' or 'drop'" if prob.fixable else "'drop' (or 'clamp', which drops such rows)"
+        hint = (f"{count:,} row(s) of this file have this problem, {prob.key!r}; on_bad_row / --on-bad-row "
+                f"{policy} handles them")
+    raise TraceError(f"{path}: row {i + 1} (line {line}), {where}: {prob.describe(i)} ({hint})")
 
 
 # --- the loaders and their registry ---------------------------------------------------------------

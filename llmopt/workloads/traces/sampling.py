@@ -13,7 +13,7 @@ from llmopt.workloads.traces.formats import _SAMPLE_STREAM, _STEP_TOL, DEFAULT_M
 _ARRIVAL_STREAM = 8  # the arrivals' own generator when the request sample is fixed (request_seed)
 
 __all__ = ["sample_instance", "thin_long_outputs", "to_discrete_instance", "with_time_unit", "time_unit_warning",
-           "TIME_UNITS"]
+           "apply_time_unit", "TIME_UNITS"]
 
 
 
@@ -169,7 +169,7 @@ def _layout_seconds(trace: Trace) -> float:
     from llmopt.workloads.traces.formats import LAYOUTS
 
     layout = LAYOUTS.get(trace.format)
-    kind = layout.time_kind if layout is not None else "seconds"
+    kind = trace.time_kind or (layout.time_kind if layout is not None else "seconds")
     if kind == "datetime":
         raise TraceError(f"{trace.path}: format {trace.format!r} has date-time timestamps; a time unit does not "
                          "apply to them")
@@ -178,7 +178,7 @@ def _layout_seconds(trace: Trace) -> float:
 
 def with_time_unit(trace: Trace, unit: str) -> Trace:
     """``trace`` with its numeric timestamps read in ``unit`` (``s``, ``ms`` or ``us``) instead of its
-    format's default (seconds; milliseconds for Mooncake).
+    format's default (seconds; milliseconds for Mooncake; seconds for an Azure file of numbers).
 
     Raises
     ------
@@ -200,9 +200,19 @@ def with_time_unit(trace: Trace, unit: str) -> Trace:
 def time_unit_warning(trace: Trace) -> str | None:
     """A one-line warning when the trace's timestamps look like a smaller unit than they are read in:
     the median gap between consecutive distinct arrivals is above :data:`SUSPICIOUS_MEDIAN_GAP_S`
-    seconds (Unix milliseconds read as seconds give gaps 1000× too long). ``None`` otherwise."""
+    seconds (Unix milliseconds read as seconds give gaps 1000× too long), or the format's timestamps are
+    date-times but the file held numbers, read as seconds (an Azure layout with Unix times). ``None``
+    otherwise."""
     ts = trace.timestamps
-    if ts is None or len(ts) < 3:
+    if ts is None:
+        return None
+    from llmopt.workloads.traces.formats import LAYOUTS
+
+    layout = LAYOUTS.get(trace.format)
+    if trace.time_kind == "seconds" and layout is not None and layout.time_kind == "datetime":
+        return (f"{trace.path}: column {layout.time_column!r} holds numbers, not date-times; they are read as "
+                "seconds — say which unit they count with --time-unit s, ms or us")
+    if len(ts) < 3:
         return None
     gaps = np.diff(np.asarray(ts, dtype=np.float64))
     gaps = gaps[gaps > 0]
@@ -213,3 +223,20 @@ def time_unit_warning(trace: Trace) -> str | None:
         return None
     return (f"{trace.path}: the median gap between arrivals is {median:,.3g} s — do the timestamps count "
             "milliseconds (--time-unit ms) or microseconds (--time-unit us)?")
+
+
+def apply_time_unit(trace: Trace, unit: str | None) -> tuple[Trace, str | None]:
+    """The one rule for a trace's time unit, shared by ``llmopt trace --time-unit`` and
+    :func:`llmopt.load_trace`: with a ``unit``, the trace read in it (:func:`with_time_unit`);
+    without, the trace as it is and :func:`time_unit_warning`'s warning (``None`` when none).
+
+    Raises
+    ------
+    ValueError
+        For an unknown unit.
+    TraceError
+        When a unit is given for a trace with no timestamps or date-time ones.
+    """
+    if unit is not None:
+        return with_time_unit(trace, unit), None
+    return trace, time_unit_warning(trace)

@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from llmopt.bounds import BoundContext, BoundResult
-from llmopt.checker import certificate_horizon, check_lower_bound_certificate
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
+from llmopt.opt.bounds import BoundContext, BoundResult
+from llmopt.verify.certificates import certificate_horizon, check_lower_bound_certificate
 
 
 def uniform_lambda_bound(instance: Instance, ctx: BoundContext) -> BoundResult:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from llmopt.instance import Instance
 from llmopt.model import Block, CanonicalModel
-from llmopt.windows import StartWindows
+from llmopt.model.instance import Instance
+from llmopt.model.windows import StartWindows
 
 
 class RunningStatusIP:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmopt.suites import Suite
+from llmopt.bench.suites import Suite
 
 SUITE = Suite(
     name="plugin-suite",

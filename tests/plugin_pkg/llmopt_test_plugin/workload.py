@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from llmopt.instance import Instance
+from llmopt.model.instance import Instance
 
 
 def tiny(seed: int, n: int = 5, M: int = 9) -> Instance:

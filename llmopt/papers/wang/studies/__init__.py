@@ -1,0 +1,1 @@
+"""wang's studies: measurements behind the paper's claims that no suite expresses (see ``llmopt study list``)."""

@@ -1,0 +1,309 @@
+"""The Python API answers the inputs the command line answers, the same way (issue: the API as safe
+as the CLI).
+
+Each case runs one input through ``llmopt ...`` (in-process, :class:`typer.testing.CliRunner`) and
+through :mod:`llmopt.api`, and compares what matters: where a run is written, how many tasks failed,
+the warning for millisecond timestamps read as seconds, and the checker's verdict on a schedule.
+
+Breakages tried by hand, each caught here:
+
+* ``api.run_suite`` defaulting to ``results/<suite>`` again → the default-folder test fails;
+* ``refuse_committed_results`` accepting the committed folder → the refusal test fails;
+* a raising policy recorded as a warning only (the ``rec["error"]`` line in the task kinds dropped)
+  → the failing-policy tests (hindsight and trace kinds) see exit 0 and ``errors 0``; an eviction
+  loop counted as a failure as well → the loop test fails;
+* ``api.load_trace`` dropping the warning, or not applying ``time_unit`` → the trace test fails;
+* ``api.check`` reading a mapping by other rules than ``llmopt check`` (``max_violations=1``,
+  ``evictions`` or ``stalls`` ignored) or not taking the result of ``solve`` → the check cases disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench_helpers import tiny_suite
+from typer.testing import CliRunner
+
+import llmopt
+from llmopt.bench.store import HarnessError
+from llmopt.cli.main import app
+from llmopt.model.instance import Instance, save_instance
+from llmopt.model.schedule_file import ScheduleFileError
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _suite_file(tmp_path: Path, suite: Any) -> Path:
+    path = tmp_path / f"{suite.name}.json"
+    path.write_text(json.dumps(suite.to_dict()))
+    return path
+
+
+def _bench(*args: str) -> Any:
+    return runner.invoke(app, ["bench", "run", *args, "--no-progress", "--executor", "inline", "--workers", "1"])
+
+
+# --- where a run goes -----------------------------------------------------------------------------
+
+
+def test_both_default_to_runs_suite_in_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    suite = tiny_suite(name="parity-default", seeds=(0,))
+    spec = _suite_file(tmp_path, suite)
+    cli_dir, api_dir = tmp_path / "cli", tmp_path / "api"
+    cli_dir.mkdir()
+    api_dir.mkdir()
+    monkeypatch.chdir(cli_dir)
+    result = _bench("--suite-file", str(spec))
+    assert result.exit_code == 0, result.output
+    monkeypatch.chdir(api_dir)
+    df = llmopt.run_suite(suite, workers=1, progress=False, executor="inline")
+    for where in (cli_dir, api_dir):
+        assert (where / "runs" / "parity-default" / "trials.jsonl").is_file()
+        assert not (where / "results").exists()
+    assert df.attrs["out"] == Path("runs") / "parity-default"
+    assert df.attrs["errors"] == 0 and df.attrs["missing"] == 0 and df.attrs["message"] == ""
+
+
+def test_the_committed_results_folder_is_refused_without_allow_results(tmp_path: Path, monkeypatch) -> None:
+    from llmopt.bench import harness
+
+    # The checkout's own folder, by the guard alone (a broken guard must not let a test write there).
+    assert harness.committed_results_dir() == REPO / "results"
+    monkeypatch.chdir(REPO)
+    for target in (REPO / "results" / "jaillet-table1", Path("results/jaillet-table1"), Path("results")):
+        with pytest.raises(HarnessError, match="committed results folder.*allow_results=True"):
+            harness.refuse_committed_results(target)
+        harness.refuse_committed_results(target, allow=True)
+    harness.refuse_committed_results(Path("runs/jaillet-table1"))
+    harness.refuse_committed_results(REPO / "results-copy" / "x")  # a name that only starts alike
+    monkeypatch.chdir(tmp_path)
+    # Through the API, with a stand-in results/: refused (nothing written), then rebuilt on purpose.
+    fake = tmp_path / "results"
+    fake.mkdir()
+    monkeypatch.setattr(harness, "committed_results_dir", lambda: fake)
+    suite = tiny_suite(name="parity-rebuild", seeds=(0,))
+    with pytest.raises(HarnessError):
+        llmopt.run_suite(suite, fake / "parity-rebuild", progress=False, executor="inline")
+    assert not (fake / "parity-rebuild").exists()
+    df = llmopt.run_suite(suite, fake / "parity-rebuild", progress=False, executor="inline", allow_results=True)
+    assert list(df["trials"]) == [1, 1] and (fake / "parity-rebuild" / "summary.md").is_file()
+
+
+# --- failures fail --------------------------------------------------------------------------------
+
+
+class AlwaysRaises:
+    """A step policy that raises at its first decision, in every task."""
+
+    name = "parity-always-raises"
+
+    def decide(self, view: Any) -> Any:
+        raise RuntimeError("broken on purpose")
+
+
+@pytest.fixture()
+def raising_policy():
+    from llmopt.policies import POLICIES
+
+    POLICIES.register("parity-always-raises", AlwaysRaises, doc="raises in every task (tests)")
+    yield "parity-always-raises"
+    POLICIES.unregister("parity-always-raises")
+
+
+def test_a_policy_that_raises_in_every_task_fails_the_run(tmp_path: Path, raising_policy: str) -> None:
+    suite = tiny_suite(name="parity-raises", seeds=(0, 1), policies=("mc-sf", raising_policy))
+    n = suite.n_tasks
+    out = tmp_path / "cli"
+    result = _bench("--suite-file", str(_suite_file(tmp_path, suite)), "--out", str(out))
+    assert result.exit_code == 1, result.output
+    assert f"{n} of {n} tasks failed" in result.stderr and "broken on purpose" in result.stderr
+    errors_row = next(line for line in result.stdout.splitlines() if line.strip("│ ").startswith("errors"))
+    assert [c.strip() for c in errors_row.strip("│ ").split("│")][1:] == ["2", "2"]  # per workload
+    summary = (out / "summary.md").read_text()
+    assert "## Errors" in summary and summary.count("policy parity-always-raises raised RuntimeError") == n
+    df = llmopt.run_suite(suite, tmp_path / "api", progress=False, executor="inline")
+    assert df.attrs["errors"] == n == int(df["errors"].sum())
+    assert "broken on purpose" in df.attrs["message"] and len(df.attrs["failed"]) == n
+    # the policy that worked is still recorded in every task (nothing computed is lost)
+    records = [json.loads(line) for line in (tmp_path / "api" / "trials.jsonl").read_text().splitlines()]
+    assert all(r["verified_mc-sf"] is True and r["tel_mc-sf"] is not None for r in records)
+
+
+class Loops:
+    """A step policy whose run ends in the engine's loop guard (an outcome, not a crash)."""
+
+    name = "parity-loops"
+
+    def decide(self, view: Any) -> Any:
+        from llmopt.engine.discrete import EvictionLoopError
+
+        raise EvictionLoopError("stuck on purpose", t=1, evictions=10, completed=0, recomputed_tokens=5)
+
+
+def test_an_eviction_loop_is_a_warning_not_a_failed_task(tmp_path: Path) -> None:
+    from llmopt.policies import POLICIES
+
+    POLICIES.register("parity-loops", Loops)
+    try:
+        suite = tiny_suite(name="parity-loops", seeds=(0,), policies=("mc-sf", "parity-loops"))
+        df = llmopt.run_suite(suite, tmp_path / "api", progress=False, executor="inline")
+    finally:
+        POLICIES.unregister("parity-loops")
+    assert df.attrs["errors"] == 0
+    records = [json.loads(line) for line in (tmp_path / "api" / "trials.jsonl").read_text().splitlines()]
+    assert all("stuck on purpose" in " ".join(r["warnings"]) for r in records)
+
+
+def timed_tiny(seed: int) -> Any:
+    """Three requests in continuous time (a workload for the trace-kind test, no data files)."""
+    return llmopt.TimedInstance(M=400, name=f"timed-tiny/seed={seed}", requests=tuple(
+        llmopt.TimedRequest(f"r{i}", 0.01 * (i + seed), 10 + i, 3) for i in range(3)))
+
+
+def test_a_raising_policy_fails_a_trace_task_too(tmp_path: Path, raising_policy: str) -> None:
+    from llmopt.bench.suites import Suite, WorkloadSpec
+
+    suite = Suite(name="parity-trace-raises", description="test", kind="trace", policies=("mc-sf", raising_policy),
+                  workloads=(WorkloadSpec("test_api_cli_parity:timed_tiny", (0, 1), {}, "tiny"),))
+    result = _bench("--suite-file", str(_suite_file(tmp_path, suite)), "--out", str(tmp_path / "cli"))
+    assert result.exit_code == 1 and "2 of 2 tasks failed" in result.stderr, result.output
+    df = llmopt.run_suite(suite, tmp_path / "api", progress=False, executor="inline")
+    assert df.attrs["errors"] == 2
+    assert "## Errors" in (tmp_path / "api" / "summary.md").read_text()
+    ok = df[df["policy"] == "mc-sf"].iloc[0]
+    assert ok["verified"] == 2 and ok["latency_mean"] is not None  # the working policy's results are kept
+
+
+# --- traces: the time unit ------------------------------------------------------------------------
+
+
+def test_millisecond_timestamps_warn_alike_and_time_unit_reads_them_alike(tmp_path: Path) -> None:
+    src = tmp_path / "v.csv"
+    src.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n"
+                   + "".join(f"{1_700_000_000_000 + 20 * i},{i + 1},2\n" for i in range(40)))
+    base = ["trace", str(src), "--n", "10", "--timestamps", "--seed", "0"]
+    plain = runner.invoke(app, [*base, "-o", str(tmp_path / "plain.json")])
+    assert plain.exit_code == 0, plain.output
+    with pytest.warns(UserWarning) as caught:
+        trace = llmopt.load_trace(src)
+    (cli_warning,) = [line for line in plain.stderr.splitlines() if line.startswith("warning: ")]
+    assert [str(w.message) for w in caught] == [cli_warning.removeprefix("warning: ")]
+    assert llmopt.sample(trace, 10, 0, rate=None, use_timestamps=True) == \
+        llmopt.load_any_instance(tmp_path / "plain.json")
+
+    ms = runner.invoke(app, [*base, "--time-unit", "ms", "-o", str(tmp_path / "ms.json")])
+    assert ms.exit_code == 0 and "warning" not in ms.stderr, ms.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning with a unit
+        timed = llmopt.sample(llmopt.load_trace(src, time_unit="ms"), 10, 0, rate=None, use_timestamps=True)
+    assert timed == llmopt.load_any_instance(tmp_path / "ms.json")
+    assert max(r.arrival for r in timed.requests) == pytest.approx(9 * 0.020)
+
+    bad = runner.invoke(app, [*base, "--time-unit", "h", "-o", str(tmp_path / "h.json")])
+    assert bad.exit_code == 2
+    with pytest.raises(ValueError) as err:
+        llmopt.load_trace(src, time_unit="h")
+    assert "must be one of s, ms, us, got 'h'" in str(err.value) and "s, ms, us, got 'h'" in bad.stderr
+
+
+# --- check ----------------------------------------------------------------------------------------
+
+T5 = Instance.from_tuples(5, [(0, 1, 1), (0, 1, 1), (0, 1, 3), (0, 1, 3)])  # OPT 12
+
+CHECK_CASES = {
+    "feasible": {"starts": {"r0": 0, "r1": 0, "r2": 1, "r3": 2}},
+    "ignores tel": {"tel": 1, "starts": {"r0": 0, "r1": 0, "r2": 1, "r3": 2}},
+    "over memory": {"starts": {"r0": 0, "r1": 0, "r2": 0, "r3": 0}},
+    "before arrival, missing request": {"starts": {"r0": -1, "r1": 0}},
+    "with an eviction": {"starts": {"r0": 0, "r1": 0, "r2": 3, "r3": 4},
+                         "evictions": [{"t": 2, "id": "r2", "tokens_lost": 1}]},
+    "eviction over memory": {"starts": {"r0": 0, "r1": 0, "r2": 3, "r3": 1},
+                             "evictions": [{"t": 2, "id": "r2", "tokens_lost": 2}]},
+    "float start": {"starts": {"r0": 0.0, "r1": 0, "r2": 1, "r3": 2}},
+    "no starts": {"schedule": {}},
+    "starts not an object": {"starts": [0, 1]},
+    "fractional start": {"starts": {"r0": 0.5}},
+    "evictions not a list": {"starts": {"r0": 0}, "evictions": {"t": 1}},
+    "continuous-time schedule": {"clock": "seconds", "starts": {"r0": 0}},
+}
+
+
+def _cli_check(tmp_path: Path, instance: Any, schedule: Any) -> Any:
+    inst, sched = tmp_path / "inst.json", tmp_path / "sched.json"
+    save_instance(instance, inst)
+    sched.write_text(json.dumps(schedule))
+    return runner.invoke(app, ["check", str(inst), str(sched), "--json"]), sched
+
+
+@pytest.mark.parametrize("case", list(CHECK_CASES))
+def test_check_answers_a_schedule_mapping_as_the_cli_does(tmp_path: Path, case: str) -> None:
+    result, path = _cli_check(tmp_path, T5, CHECK_CASES[case])
+    try:
+        report = llmopt.check(T5, CHECK_CASES[case])
+    except ScheduleFileError as exc:
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == f"error: {path}: {str(exc).removeprefix('schedule: ')}"
+        return
+    cli = json.loads(result.stdout)
+    assert result.exit_code == (0 if report.ok else 1)
+    assert (cli["ok"], cli["tel"], cli["violations"]) == (report.ok, report.tel, list(report.violations))
+
+
+def test_check_answers_a_solve_result_and_a_schedule_as_the_cli_does(tmp_path: Path) -> None:
+    res = llmopt.solve(T5, time_limit=None)
+    report = llmopt.check(T5, res)
+    assert report.ok and report.tel == res.incumbent == 12
+    inst, sched = tmp_path / "t5.json", tmp_path / "s.json"
+    save_instance(T5, inst)
+    solved = runner.invoke(app, ["solve", str(inst), "--write-schedule", str(sched), "-q", "--json"])
+    assert solved.exit_code == 0, solved.output
+    cli = json.loads(runner.invoke(app, ["check", str(inst), str(sched), "--json"]).stdout)
+    assert (cli["ok"], cli["tel"]) == (True, report.tel)
+    run = llmopt.simulate(T5, "mc-sf")
+    mine = llmopt.check(T5, run)
+    sim = tmp_path / "sim.json"
+    sim.write_text(runner.invoke(app, ["simulate", str(inst), "--policy", "mc-sf", "--json"]).stdout)
+    cli = json.loads(runner.invoke(app, ["check", str(inst), str(sim), "--json"]).stdout)
+    assert (cli["ok"], cli["tel"]) == (mine.ok, mine.tel) == (True, run.tel)
+    from llmopt.model.result import SolveResult, SolveStatus
+
+    with pytest.raises(TypeError, match="SolveResult"):
+        llmopt.check(T5, SolveResult(SolveStatus.OPTIMAL, 12.0, 12.0, 0.0, 0.1))
+
+
+def test_check_answers_a_continuous_time_mapping_as_the_cli_does(tmp_path: Path) -> None:
+    timed = llmopt.TimedInstance(M=400, requests=tuple(llmopt.TimedRequest(f"r{i}", a, s, o) for i, (a, s, o) in
+                                                       enumerate([(0.0, 20, 5), (0.01, 30, 8), (0.02, 10, 3)])))
+    from llmopt.model.timed_instance import save_timed_instance
+
+    inst = tmp_path / "timed.json"
+    save_timed_instance(timed, inst)
+    written = runner.invoke(app, ["simulate", str(inst), "--policy", "mc-sf", "--json"])
+    assert written.exit_code == 0, written.output
+    data = json.loads(written.stdout)
+    cases = {
+        "as written": data,
+        "a batch too short": {**data, "batch_duration": [d / 2 for d in data["batch_duration"]]},
+        "an invented stall": {**data, "stalls": {"1": 1}},
+        "no batch_start": {k: v for k, v in data.items() if k != "batch_start"},
+        "stalls not integers": {**data, "stalls": {"1": "x"}},
+    }
+    for label, mapping in cases.items():
+        sched = tmp_path / "s.json"
+        sched.write_text(json.dumps(mapping))
+        result = runner.invoke(app, ["check", str(inst), str(sched), "--json"])
+        try:
+            rep = llmopt.check(timed, mapping)
+        except ScheduleFileError as exc:
+            assert result.exit_code == 2, (label, result.output)
+            assert result.stderr.strip() == f"error: {sched}: {str(exc).removeprefix('schedule: ')}"
+            continue
+        cli = json.loads(result.stdout)
+        assert (cli["ok"], cli["mean_latency"], cli["violations"]) == (rep.ok, rep.mean_latency,
+                                                                       list(rep.violations)), label
+        assert rep.ok == (label == "as written")
