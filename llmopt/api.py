@@ -162,7 +162,10 @@ def simulate(instance: Instance | TimedInstance, policy: str | Any, *, cost_mode
         if not timed and cost_model is not None:
             raise ValueError("cost_model applies to a TimedInstance (arrivals in seconds); a discrete instance "
                              "takes one step per batch")
-        return simulate_cluster(instance, factory, router or "round-robin", 1 if workers is None else workers,
+        from llmopt.policies.routers import make_router_spec
+
+        rt = make_router_spec(router or "round-robin") if router is None or isinstance(router, str) else router
+        return simulate_cluster(instance, factory, rt, 1 if workers is None else workers,
                                 cost_model=_cost_model(cost_model) if timed else None, **options)
     if isinstance(policy, str):
         from llmopt.policies import make_policy_spec
@@ -367,8 +370,8 @@ def run_suite(suite: str | Any, out_dir: str | Path | None = None, *, workers: i
     """
     from llmopt.bench.harness import default_out_dir, refuse_committed_results, task_failures
     from llmopt.bench.harness import run_suite as _run
-    from llmopt.bench.report import write_report
     from llmopt.bench.suites import Suite, get_suite
+    from llmopt.report.summary import write_report
 
     s = suite if isinstance(suite, Suite) else get_suite(suite)
     out = Path(out_dir) if out_dir is not None else default_out_dir(s.name)

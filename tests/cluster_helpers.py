@@ -82,3 +82,13 @@ def cluster_feasible(instance: Instance, K: int, assignment: dict[str, int], sta
         if reqs and not is_feasible(Instance(instance.M, reqs), {r.id: starts[r.id] for r in reqs}):
             return False
     return tel_of(instance, starts) >= 0
+
+
+def simulate_cluster(instance, policy, router, K=1, **kwargs):  # type: ignore[no-untyped-def]
+    """The cluster engine with a router given by spec (``"jsq"``, ``"p2c:seed=7"``) or as an object: the
+    engine takes objects only (routers are decisions, looked up in :mod:`llmopt.policies.routers`)."""
+    from llmopt.engine.cluster import simulate_cluster as engine_simulate_cluster
+    from llmopt.policies.routers import make_router_spec
+
+    rt = make_router_spec(router) if isinstance(router, str) else router
+    return engine_simulate_cluster(instance, policy, rt, K, **kwargs)

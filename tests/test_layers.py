@@ -5,7 +5,8 @@ Each wing is a subpackage of ``llmopt`` (``formulations/`` and ``solvers/`` are 
 may import, *including imports inside functions*: a lazy import that runs up the house is still
 an import up. The order, bottom to top::
 
-    model → verify, formulations → solvers → engine → policies, workloads → opt → bench → papers → cli
+    model → verify, formulations → solvers → engine → policies, workloads → opt, capacity → bench → report
+    → papers → cli
 
 Also: the checker imports only the model; no two modules import each other, even through a chain
 (no circle); formulations build models only; no solver is named outside ``solvers/``.
@@ -29,10 +30,14 @@ WINGS: dict[str, set[str]] = {
     "policies": {"model", "engine", "formulations", "solvers"},
     "workloads": {"model"},
     "opt": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads"},
-    "bench": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt"},
-    "papers": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "bench"},
-    "cli": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "bench",
-            "papers"},
+    "capacity": {"model", "verify", "engine", "policies", "workloads"},
+    "bench": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "capacity"},
+    "report": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "capacity",
+               "bench"},
+    "papers": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "capacity",
+               "bench", "report"},
+    "cli": {"model", "verify", "formulations", "solvers", "engine", "policies", "workloads", "opt", "capacity",
+            "bench", "report", "papers"},
 }
 
 #: modules of the package root, which belong to no wing (``_version`` is read by every wing: it imports nothing)

@@ -1,4 +1,4 @@
-"""The benchmark harness: declarative suites, task kinds, parallel resumable runs, reports.
+"""The benchmark harness: declarative suites, task kinds, parallel resumable runs (reports: :mod:`llmopt.report`).
 
 * :mod:`~llmopt.bench.suites` — ``Suite`` and the suite registry (the papers' suites live in
   :mod:`llmopt.papers` and are registered here by name);
@@ -7,7 +7,7 @@
   :mod:`~llmopt.bench.trace_task` (continuous time on a trace) are the two kinds;
 * :mod:`~llmopt.bench.harness`, :mod:`~llmopt.bench.executors`, :mod:`~llmopt.bench.store` — running,
   distributing and storing tasks;
-* :mod:`~llmopt.bench.report` / :mod:`~llmopt.bench.trace_report` — tables and figures of each kind;
 * :mod:`~llmopt.bench.conformance` — the checks run over every registered component;
-* :mod:`~llmopt.bench.plugins` — explicit loading of third-party entry points.
+* :mod:`~llmopt.bench.plugins` — third-party entry points (each registry also reads its group on first use);
+* :mod:`~llmopt.bench.studies` — the registry of studies (``llmopt study``).
 """

@@ -2,7 +2,7 @@
 
 A capacity suite (``Suite(kind="capacity")``) samples a continuous-time instance as a trace suite
 does, then for every policy × router of the suite tries K = 1, 2, … up to ``suite.k_max`` workers
-(:func:`llmopt.bench.capacity.plan_capacity` with ``exhaustive=True``: no monotonicity assumed)
+(:func:`llmopt.capacity.planning.plan_capacity` with ``exhaustive=True``: no monotonicity assumed)
 until the suite's latency target is met, then one K more for the latency-vs-K figure. Every run
 goes through the multi-worker engine with the suite's cost model and is re-verified by the
 independent cluster checker. Records, per pair ``P@R``: ``workers_P@R`` (the smallest K, ``None``
@@ -45,7 +45,7 @@ def blank_capacity_record(suite: Suite, task: Task) -> dict[str, Any]:
 
 def fill_capacity_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     """Search the smallest K for every policy × router of ``suite`` on the task's instance (fills ``rec``)."""
-    from llmopt.bench.capacity import TARGET_STATS, LatencyTarget, plan_capacity, run_cluster
+    from llmopt.capacity.planning import TARGET_STATS, LatencyTarget, plan_capacity, run_cluster
     from llmopt.engine.cost_model import make_cost_model
 
     instance = resolve_workload(task.spec.workload)(task.seed, **dict(task.spec.params))
@@ -77,4 +77,4 @@ def fill_capacity_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
 
 #: The ``capacity`` task kind (registered in :data:`llmopt.bench.kinds.TASK_KINDS`).
 KIND = TaskKind("capacity", blank_capacity_record, fill_capacity_record,
-                "llmopt.bench.capacity_report:write_capacity_report")
+                "llmopt.report.capacity:write_capacity_report")

@@ -391,7 +391,7 @@ def check_suite(suite: str | Suite) -> list[str]:
 
         named.append(("cost model", suite.cost_model, COST_MODELS))
     if suite.kind == "capacity":
-        from llmopt.engine.routers import ROUTERS, parse_router_spec
+        from llmopt.policies.routers import ROUTERS, parse_router_spec
 
         for r in suite.routers:
             try:
@@ -547,9 +547,9 @@ def check_router(name: str) -> list[str]:
 
     from llmopt.engine.cluster import simulate_cluster
     from llmopt.engine.cost_model import ConstantCostModel
-    from llmopt.engine.routers import make_router
     from llmopt.model.timed_instance import TimedInstance, TimedRequest
     from llmopt.policies import make_policy_spec
+    from llmopt.policies.routers import make_router
     from llmopt.verify.cluster import check_cluster_schedule
 
     where = f"router {name!r}"

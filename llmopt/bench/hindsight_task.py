@@ -205,4 +205,4 @@ def fill_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
 
 
 #: The ``hindsight`` task kind (registered in :data:`llmopt.bench.tasks.TASK_KINDS`).
-KIND = TaskKind("hindsight", blank_record, fill_record, "llmopt.bench.report:write_hindsight_report")
+KIND = TaskKind("hindsight", blank_record, fill_record, "llmopt.report.summary:write_hindsight_report")

@@ -47,7 +47,7 @@ REGISTRY_TABLE: dict[str, tuple[str, str, str]] = {
     "prediction": ("llmopt.workloads.predictions", "PREDICTIONS", "llmopt.predictions"),
     "cost model": ("llmopt.engine.cost_model", "COST_MODELS", "llmopt.cost_models"),
     "trace format": ("llmopt.workloads.traces.formats", "TRACE_FORMATS", "llmopt.trace_formats"),
-    "router": ("llmopt.engine.routers", "ROUTERS", "llmopt.routers"),
+    "router": ("llmopt.policies.routers", "ROUTERS", "llmopt.routers"),
     "study": ("llmopt.bench.studies", "STUDIES", "llmopt.studies"),
 }
 

@@ -5,7 +5,7 @@ seeds, which policies, which hindsight pipeline (formulation, bounds, upper boun
 solver, limits), and the paper's reported numbers to compare with. What one task
 computes is :mod:`llmopt.bench.tasks`; how tasks are executed is
 :mod:`llmopt.bench.executors`; where results live is :mod:`llmopt.bench.store`; :mod:`llmopt.bench.harness`
-ties them together and :mod:`llmopt.bench.report` summarises the results.
+ties them together and :mod:`llmopt.report.summary` summarises the results.
 
 A task is one ``(workload, parameters, seed)``: a suite may hold the same workload
 several times with different parameters (e.g. the ``ip-scaling`` suite, one entry per
@@ -304,7 +304,7 @@ class Suite:
         object.__setattr__(self, "routers", _names(self.routers, "routers", self.name))
         if not self.routers:
             raise ValueError(f"suite {self.name!r}: no routers")
-        from llmopt.bench.capacity import LatencyTarget
+        from llmopt.capacity.planning import LatencyTarget
 
         try:
             LatencyTarget.parse(self.latency_target)

@@ -129,4 +129,4 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
 
 
 #: The ``trace`` task kind (registered in :data:`llmopt.bench.tasks.TASK_KINDS`).
-KIND = TaskKind("trace", blank_trace_record, fill_trace_record, "llmopt.bench.trace_report:write_trace_report")
+KIND = TaskKind("trace", blank_trace_record, fill_trace_record, "llmopt.report.trace:write_trace_report")

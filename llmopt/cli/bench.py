@@ -176,7 +176,7 @@ def _summary_table(df: Any, title: str) -> Table:
     """Per-workload summary, ``ours (paper)`` in each cell; metrics no workload has (no proven OPT in a
     theory suite, no paper numbers) are left out. A few workloads: one column each; many (a theory
     suite's 40 families): one row each, so the table stays readable at any width."""
-    from llmopt.bench.report import format_value
+    from llmopt.report.summary import format_value
 
     rows = [row for _, row in df.iterrows()]
     metrics = [(label, ours, paper) for label, ours, paper in _SUMMARY_ROWS
@@ -211,8 +211,8 @@ _NARROW_DROP = ("seed", "n", "M", "cols", "nnz")
 
 def _task_table(suite: Suite, out_dir: Path, width: int) -> Table:
     """One row per task; on a terminal too narrow for every column, a compact form."""
-    from llmopt.bench.report import largest_proven, task_cells, task_frame, task_headers
     from llmopt.bench.store import TRIALS_FILE, read_trials
+    from llmopt.report.summary import largest_proven, task_cells, task_frame, task_headers
 
     df = task_frame(read_trials(out_dir / TRIALS_FILE)[0], suite)
     best = largest_proven(df)
@@ -237,7 +237,7 @@ def _task_table(suite: Suite, out_dir: Path, width: int) -> Table:
 
 def _trace_table(df: Any, suite: Suite) -> Table:
     """Trace suites: mean latency per (workload, headline policy), ``ours (paper)``."""
-    from llmopt.bench.trace_report import _fmt, _headline
+    from llmopt.report.trace import _fmt, _headline
 
     t = Table(title=escape(f"Suite {suite.name}: mean end-to-end latency (s) over trials"),
               caption="(paper's number in brackets; loops = runs stopped by the loop guard)")
@@ -307,7 +307,7 @@ def bench_run(
     """
     from llmopt.bench.executors import make_executor
     from llmopt.bench.harness import FolderLocked, HarnessError, RunInterrupted, default_out_dir, run_suite
-    from llmopt.bench.report import write_report
+    from llmopt.report.summary import write_report
 
     # Every option first, before any work (the executor's own checks run in make_executor below).
     check_option("--workers", workers, minimum=1)
@@ -387,8 +387,8 @@ def bench_report(
     With no SUITE, the suite stored in OUT/suite.json is used. The committed reference
     results are rebuilt with e.g. ``--out results/jaillet-synthetic``.
     """
-    from llmopt.bench.report import write_report
     from llmopt.bench.store import TRIALS_FILE, HarnessError, read_trials
+    from llmopt.report.summary import write_report
 
     suite = _resolve_suite(suite_name, suite_file, out)
     out_dir = out if out is not None else DEFAULT_RUNS_DIR / suite.name

@@ -10,7 +10,7 @@
 ``TRACE`` is a trace file (sampled as ``llmopt trace`` does) or a continuous-time instance JSON.
 For every (policy, router, target) the smallest number of workers K — each a Llama-2-70B worker
 on 2×A100 with its own KV cache M and batch clock (the cost model) — whose verified run meets
-the target is searched by doubling and bisection (:func:`llmopt.bench.capacity.smallest_workers`;
+the target is searched by doubling and bisection (:func:`llmopt.capacity.planning.smallest_workers`;
 ``--exhaustive`` tries every K instead). A target (``--target``, also ``--latency-target`` / ``-t``) is
 ``STAT:SECONDS`` on the end-to-end latency (``mean:200``, ``p99:600``), the time to first token
 (``ttft_p99:2``) or each request's mean time between tokens (``tbt_p50:0.1``); ``=`` may replace ``:``.
@@ -106,11 +106,11 @@ def capacity_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Smallest number of workers each (policy, router) needs to meet a latency target on a trace."""
-    from llmopt.bench.capacity import LatencyTarget, plan_capacity
-    from llmopt.bench.capacity_report import capacity_rows, plot_latency_vs_workers
+    from llmopt.capacity.planning import LatencyTarget, plan_capacity
     from llmopt.engine.cost_model import COST_MODELS, make_cost_model
-    from llmopt.engine.routers import ROUTERS, parse_router_spec
     from llmopt.policies import POLICIES, parse_policy_spec
+    from llmopt.policies.routers import ROUTERS, parse_router_spec
+    from llmopt.report.capacity import capacity_rows, plot_latency_vs_workers
 
     policies, routers = policy or ["mc-sf"], router or ["round-robin"]
     check_option("--n", n, minimum=1)
@@ -128,9 +128,9 @@ def capacity_cmd(
             check_name(ROUTERS, "--router", parse_router_spec(r)[0])
     except ValueError as exc:
         die(str(exc))
-    from llmopt.engine.routers import make_router_spec
     from llmopt.model.params import check_params
     from llmopt.policies import make_policy_spec
+    from llmopt.policies.routers import make_router_spec
 
     # Parameters too, before any work (`alpha=abc`, `alpha=1`): one line here, not a traceback from the engine.
     for opt, specs, registry, parse, make in (

@@ -106,8 +106,8 @@ def simulate_cmd(
     continuous engine: batches last what --cost-model says. With --workers or --router the run is
     a cluster of K workers (llmopt.simulate(..., workers=K, router=R) answers the same).
     """
-    from llmopt.engine.routers import ROUTERS, parse_router_spec
     from llmopt.policies import POLICIES, parse_policy_spec
+    from llmopt.policies.routers import ROUTERS, parse_router_spec
 
     try:
         pname, _ = parse_policy_spec(policy)
@@ -174,7 +174,7 @@ def simulate_cmd(
     _report(file, any_instance, sched, policy, cost_model if timed else None, ok, why, requests_file, json_output,
             kv_source)
     if plot is not None:
-        from llmopt.bench.schedule_plot import plot_schedule
+        from llmopt.report.schedule_plot import plot_schedule
 
         plot_schedule(any_instance, sched, plot, title=f"{policy} on {file.name}")
         typer.echo(f"plot: {plot}", err=True)
@@ -224,8 +224,8 @@ def _verify(instance: Any, sched: Any, cost: Any) -> tuple[bool, str]:
 
 
 def _plot_cdf(instance: Any, sched: Any, path: Path, title: str) -> None:
-    from llmopt.bench.cdf_plot import plot_cdfs
     from llmopt.model.metrics import cluster_request_rows
+    from llmopt.report.cdf_plot import plot_cdfs
 
     rows = cluster_request_rows(instance, list(sched.workers) if hasattr(sched, "workers") else [sched])
     if isinstance(instance, TimedInstance):
@@ -246,7 +246,7 @@ def _make_policy(policy: str) -> Any:
 
 
 def _make_router(router: str) -> Any:
-    from llmopt.engine.routers import make_router_spec
+    from llmopt.policies.routers import make_router_spec
 
     try:
         return make_router_spec(router)

@@ -6,7 +6,7 @@
 * :mod:`~llmopt.engine.continuous` — the continuous-time loop (batches timed by a cost model);
 * :mod:`~llmopt.engine.cluster` — K workers and a router (:func:`~llmopt.engine.cluster.simulate_cluster`),
   over the pausable per-worker clocks of :mod:`~llmopt.engine.cluster_clocks`;
-* :mod:`~llmopt.engine.routers` — the router protocol and registry (``ROUTERS``: round-robin, jsq,
+* :mod:`~llmopt.policies.routers` — the router protocol and registry (``ROUTERS``: round-robin, jsq,
   least-kv, p2c, lookahead);
 * :mod:`~llmopt.engine.lookahead` — the look-ahead profile behind MC-SF's check (5);
 * :mod:`~llmopt.engine.cost_model` — batch-time models (fitted Llama2-70B on 2×A100, roofline).

@@ -2,7 +2,7 @@
 
 A cluster is ``K`` identical workers, each with its own KV cache of ``M`` tokens, its own running
 set and its own batch clock — steps in discrete time (DESIGN §1), batches timed by the cost model
-in continuous time (DESIGN §2) — and a router (:mod:`llmopt.engine.routers`) that sends every
+in continuous time (DESIGN §2) — and a router (:mod:`llmopt.policies.routers`) that sends every
 request, at its arrival, to one worker. Each worker runs its own instance of the policy (built
 ``K`` times by the factory given), which sees only the requests routed to it.
 
@@ -55,7 +55,6 @@ from llmopt.engine.core import (
     Worker,
     effective_visibility,
 )
-from llmopt.engine.routers import make_router_spec
 from llmopt.model.cluster_schedule import ClusterSchedule
 from llmopt.model.instance import Instance
 from llmopt.model.schedule import MemoryTrace, Schedule
@@ -66,7 +65,7 @@ __all__ = ["simulate_cluster", "ClusterView", "DiscreteClock", "ContinuousClock"
 
 class ClusterView:
     """The router's window on the workers at the routing instant :attr:`now` (a
-    :class:`~llmopt.engine.routers.ClusterState`). Every read brings the worker up to ``now`` first."""
+    :class:`~llmopt.engine.routing.ClusterState`). Every read brings the worker up to ``now`` first."""
 
     __slots__ = ("K", "M", "now", "_clocks")
 
@@ -120,7 +119,7 @@ def policy_factory(policy: Any) -> Callable[[], Any]:
 def simulate_cluster(
     instance: Instance | TimedInstance,
     policy: Any,
-    router: Any = "round-robin",
+    router: Any,
     K: int = 1,
     *,
     cost_model: Any = None,
@@ -142,9 +141,10 @@ def simulate_cluster(
         ``policy()`` builds one worker's policy (a registered policy's class, or
         ``functools.partial(make_policy_spec, spec)`` for a spec string such as ``"mc-sf"``); a policy
         object is deep-copied once per worker (:func:`policy_factory`).
-    router : str or Router
-        A router spec (``"jsq"``, ``"p2c:seed=3"``; see :mod:`llmopt.engine.routers`) or a router
-        object; ``reset(K, M)`` is called first.
+    router : Router
+        A router object (:class:`llmopt.engine.routing.Router`; the built-in ones and the spec parser
+        ``make_router_spec("p2c:seed=3")`` are in :mod:`llmopt.policies.routers`); ``reset(K, M)`` is called
+        first. The engine takes no names: looking one up is a decision-level step above it.
     K : int
         Number of workers, ``>= 1``.
     cost_model : CostModel, optional
@@ -182,7 +182,10 @@ def simulate_cluster(
         raise TypeError("a cost_model times batches of a continuous-time instance; this Instance is discrete "
                         "(steps): pass a TimedInstance, or no cost_model")
     policies = [policy_factory(policy)() for _ in range(K)]
-    rt = make_router_spec(router) if isinstance(router, str) else router
+    if isinstance(router, str) or not callable(getattr(router, "route", None)):
+        raise TypeError(f"router must be a router object (Router protocol), got {router!r}; build one from a spec "
+                        "with llmopt.policies.routers.make_router_spec, or call llmopt.simulate(workers=, router=)")
+    rt = router
     rt.reset(K, instance.M)
     reqs: Sequence[Any] = instance.requests
     n, M = len(reqs), instance.M

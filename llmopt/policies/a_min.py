@@ -59,7 +59,7 @@ class AMin:
       ``M = 9``, A arrives at 1 with ``s = 3, o = 4, [3, 4]``, B at 2 with ``s = 2, o = 4,
       [3, 8]``: from step 4 on, every other step cancels whichever of the two started first,
       at ``a = 3 = õ``, so ``õ`` never grows and nothing completes
-      (``tests/papers/test_chen_issue25.py``).
+      (``tests/papers/test_chen_readings_claims.py``).
       With random ties such a cycle ends with probability 1, but it may run long.
       **Cycle guard:** once the *stale* cancellations since the last completion (those that
       raise no ``õ``, as in the cycle above) reach twice the number of unfinished requests

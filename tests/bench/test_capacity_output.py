@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.bench.capacity import LatencyTarget, plan_capacity
+from llmopt.capacity.planning import LatencyTarget, plan_capacity
 from llmopt.cli.main import app
 from llmopt.engine.cost_model import ConstantCostModel
 from llmopt.model.timed_instance import TimedInstance, TimedRequest, save_timed_instance
@@ -107,8 +107,8 @@ def test_a_plot_that_cannot_be_written_is_refused_before_any_simulation(inst: Pa
 def test_a_capacity_suite_with_a_ttft_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite path: the task records every K's TTFT statistics, the report's figure reads them back."""
     import llmopt.bench.capacity_task as task_kind
-    from llmopt.bench.capacity_report import _curves, write_capacity_report
     from llmopt.bench.suites import Suite, WorkloadSpec
+    from llmopt.report.capacity import _curves, write_capacity_report
 
     monkeypatch.setattr(task_kind, "resolve_workload", lambda name: lambda seed, **kw: _one_at_a_time())
     suite = Suite(name="cap-ttft", description="", kind="capacity", policies=("mc-sf",), routers=("round-robin",),

@@ -1,4 +1,4 @@
-"""The capacity search (llmopt/bench/capacity.py): targets, statistics, smallest K by bisection.
+"""The capacity search (llmopt/capacity/planning.py): targets, statistics, smallest K by bisection.
 
 Breakages caught (by hand): bisection keeping ``lo`` on a K that meets the target (returns K* + 1);
 ``_meets`` with ``<`` (a value exactly at the limit rejected); the doubling step never reaching
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.bench.capacity import LatencyTarget, latency_statistic, plan_capacity, smallest_workers
+from llmopt.capacity.planning import LatencyTarget, latency_statistic, plan_capacity, smallest_workers
 from llmopt.engine.cost_model import ConstantCostModel
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 

@@ -83,7 +83,7 @@ def test_a_task_kind_without_the_harness_fields_is_caught(monkeypatch):
 
     real = TASK_KINDS.get("hindsight")
     broken = TaskKind("hindsight", lambda suite, task: {"suite": suite.name, "seed": task.seed},
-                      real.fill_record, "llmopt.bench.report:no_such_writer")
+                      real.fill_record, "llmopt.report.summary:no_such_writer")
     monkeypatch.setitem(TASK_KINDS._entries, "hindsight", broken)
     problems = conformance.check_task_kind("hindsight")
     assert any("lacks error" in p for p in problems)
@@ -105,7 +105,7 @@ class _OffByOne:
 
 
 def test_a_router_that_answers_no_worker_is_reported():
-    from llmopt.engine.routers import ROUTERS
+    from llmopt.policies.routers import ROUTERS
 
     ROUTERS.register("off-by-one-bad", _OffByOne)
     try:

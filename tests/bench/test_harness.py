@@ -13,11 +13,11 @@ from bench_helpers import tiny_suite
 from typer.testing import CliRunner
 
 from llmopt.bench.harness import FolderLocked, HarnessError, read_trials, run_suite
-from llmopt.bench.report import summarize, task_frame, write_report
 from llmopt.bench.store import DAMAGED_FILE, LOCK_FILE, RecordError, ResultStore, encode_record, plain_record
 from llmopt.bench.suites import SUITES, Suite, Task, get_suite
 from llmopt.bench.tasks import TIMING_FIELDS, run_task
 from llmopt.cli.main import app
+from llmopt.report.summary import summarize, task_frame, write_report
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]

@@ -20,9 +20,9 @@ import typer
 from bench_helpers import tiny_suite
 
 from llmopt.bench.harness import read_trials, run_suite
-from llmopt.bench.report import summarize, write_report
 from llmopt.bench.store import latest_records, task_key
 from llmopt.cli.bench import _exit_on_failed_tasks
+from llmopt.report.summary import summarize, write_report
 from llmopt.workloads.jaillet import jaillet_am1
 
 

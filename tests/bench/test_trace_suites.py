@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
-from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
-from llmopt.bench.trace_report import smallest_alpha_by_seed, smallest_loop_free_alpha, trace_summary
 from llmopt.cli.main import app
 from llmopt.papers.jaillet.suites import J52_POLICIES
+from llmopt.report.summary import write_report
+from llmopt.report.trace import smallest_alpha_by_seed, smallest_loop_free_alpha, trace_summary
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),

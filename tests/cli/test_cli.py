@@ -694,11 +694,11 @@ def test_a_long_simulation_reports_progress(capsys) -> None:
 def test_simulate_plot_draws_the_schedule(tmp_path: Path) -> None:
     """``simulate --plot``: a Gantt chart and the KV cache in use, for discrete and continuous time; the
     memory line goes exactly through the schedule's usage at every breakpoint."""
-    from llmopt.bench.schedule_plot import memory_polyline
     from llmopt.engine.discrete import simulate
     from llmopt.model.instance import Instance
     from llmopt.model.timed_instance import TimedInstance, TimedRequest, save_timed_instance
     from llmopt.policies import make_policy
+    from llmopt.report.schedule_plot import memory_polyline
 
     inst = Instance.from_tuples(12, [(0, 2, 3), (0, 2, 6), (1, 3, 2), (2, 1, 4), (2, 4, 3)])
     sched = simulate(inst, make_policy("mc-sf"))

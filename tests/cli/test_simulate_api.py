@@ -162,7 +162,7 @@ def test_plot_cdf_writes_the_figure_and_names_it(tiny: Path, tmp_path: Path) -> 
 
 
 def test_cdf_points() -> None:
-    from llmopt.bench.cdf_plot import cdf_points
+    from llmopt.report.cdf_plot import cdf_points
 
     assert cdf_points([3.0, None, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 2.0, 3.0], [0.25, 0.5, 0.75, 1.0])
 

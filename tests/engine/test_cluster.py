@@ -1,4 +1,4 @@
-"""The multi-worker engine (llmopt.engine.cluster) and the routers (llmopt.engine.routers).
+"""The multi-worker engine (llmopt.engine.cluster) and the routers (llmopt.policies.routers).
 
 * ``K = 1`` is today's single-worker engine, exactly — same starts, completions, TEL, evictions,
   memory trace (and batch clock, stalls) or the same error — on Hypothesis instances, for
@@ -38,28 +38,30 @@ import json
 import random
 
 import pytest
+from cluster_helpers import simulate_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.engine.cluster import ClusterView, simulate_cluster
+from llmopt.engine.cluster import ClusterView
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.core import Decision, HiddenOutputError, SimulationError, Visibility
 from llmopt.engine.cost_model import ConstantCostModel, make_cost_model
 from llmopt.engine.discrete import simulate
 from llmopt.engine.lookahead import LookaheadProfile
-from llmopt.engine.routers import (
+from llmopt.model.cluster_schedule import ClusterSchedule
+from llmopt.model.instance import Instance, Request
+from llmopt.model.registry import RegistryError
+from llmopt.model.timed_instance import TimedInstance, TimedRequest
+from llmopt.policies import MCSF, make_policy_spec
+from llmopt.policies.routers import (
     ROUTERS,
+    JoinShortestQueue,
     LookaheadRouter,
     PowerOfTwoChoices,
     first_fit,
     make_router,
     make_router_spec,
 )
-from llmopt.model.cluster_schedule import ClusterSchedule
-from llmopt.model.instance import Instance, Request
-from llmopt.model.registry import RegistryError
-from llmopt.model.timed_instance import TimedInstance, TimedRequest
-from llmopt.policies import MCSF, make_policy_spec
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
 COST = make_cost_model("llama2-70b-a100-tp2")
@@ -378,3 +380,14 @@ def test_record_round_trip_and_summary():
     busy = sum(float(w.batch_duration.sum()) for w in trun.workers)
     assert trun.busy_seconds == pytest.approx(busy) and trun.summary()["busy_seconds_per_request"] == \
         pytest.approx(busy / 5)
+
+
+def test_the_engine_takes_router_objects_not_names() -> None:
+    """Routers are decisions (``llmopt.policies.routers``); the mechanism takes an object and refuses a name."""
+    from llmopt.engine.cluster import simulate_cluster as engine_simulate_cluster
+
+    inst = Instance.from_tuples(9, [(0, 1, 1)] * 3)
+    with pytest.raises(TypeError, match="router object"):
+        engine_simulate_cluster(inst, MCSF, "jsq", 2)
+    run = engine_simulate_cluster(inst, MCSF, JoinShortestQueue(), 2)
+    assert sorted(run.assignment.values()) == [0, 0, 1]

@@ -18,7 +18,8 @@ Breakages tried by hand (each applied, the tests run, reverted; each fails):
 
 from __future__ import annotations
 
-from llmopt.engine.cluster import simulate_cluster
+from cluster_helpers import simulate_cluster
+
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.core import Decision, SimulationError
 from llmopt.engine.cost_model import ConstantCostModel

@@ -15,12 +15,12 @@ Breakage tried by hand (applied, the test run, reverted; it fails): the router's
 from __future__ import annotations
 
 import pytest
+from cluster_helpers import simulate_cluster
 
-from llmopt.engine.cluster import simulate_cluster
 from llmopt.engine.cost_model import ConstantCostModel
-from llmopt.engine.routers import LookaheadRouter, first_fit
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
 from llmopt.policies import MCSF
+from llmopt.policies.routers import LookaheadRouter, first_fit
 from llmopt.verify.cluster import check_cluster_schedule
 
 ONE_SECOND = ConstantCostModel(1.0)  # one iteration per second: iterations and seconds read alike per worker

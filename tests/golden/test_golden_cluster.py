@@ -21,9 +21,9 @@ import csv
 import functools
 
 import pytest
+from cluster_helpers import simulate_cluster
 from golden_support import RESULTS, highs_by_nodes
 
-from llmopt.engine.cluster import simulate_cluster
 from llmopt.policies import make_policy_spec
 
 

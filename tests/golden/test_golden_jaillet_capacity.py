@@ -37,7 +37,7 @@ def _record(rate: int, seed: int) -> dict:
 
 @needs_trace_data
 def test_seed0_high_demand_curves_recomputed(monkeypatch) -> None:
-    from llmopt.bench.capacity import run_cluster
+    from llmopt.capacity.planning import run_cluster
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.papers.jaillet.capacity import JAILLET_CAPACITY
     from llmopt.workloads import WORKLOADS
@@ -59,7 +59,7 @@ def test_seed0_high_demand_curves_recomputed(monkeypatch) -> None:
 def test_seed0_high_demand_k2_lookahead_and_jsq_rows_recomputed() -> None:
     import dataclasses
 
-    from llmopt.bench.capacity import run_cluster
+    from llmopt.capacity.planning import run_cluster
     from llmopt.engine.cost_model import make_cost_model
     from llmopt.papers.jaillet.capacity import JAILLET_CAPACITY
     from llmopt.workloads import WORKLOADS

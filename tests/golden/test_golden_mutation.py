@@ -1,11 +1,11 @@
-"""Golden check of ``results/mutation/`` (the mutation score of ``benchmarks/mutation.py``).
+"""Golden check of ``results/mutation/`` (the mutation score of ``tests/mutation/mutation.py``).
 
 Re-running the mutants takes minutes, so this test does not recompute the score; it pins what can be
 checked in a second and would catch a stale report: the committed report covers exactly the mutants
-that ``benchmarks/mutants.toml`` lists now, in that order; every one of them still applies (its
+that ``tests/mutation/mutants.toml`` lists now, in that order; every one of them still applies (its
 snippet occurs exactly once in its file); and the published score is the count of the recorded
 outcomes. A change to the list (or to a mutated snippet) therefore fails here until
-``python benchmarks/mutation.py --jobs 2 --out results/mutation`` is run again (or, for the mutants that
+``python tests/mutation/mutation.py --jobs 2 --out results/mutation`` is run again (or, for the mutants that
 changed, ``--only ID... --out results/mutation --merge``).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "mutation" / "results.json"
-MUTANTS = ROOT / "benchmarks" / "mutants.toml"
+MUTANTS = ROOT / "tests" / "mutation" / "mutants.toml"
 
 
 def test_the_committed_report_covers_the_current_list_and_its_score_adds_up() -> None:

@@ -9,7 +9,6 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.bench.report import write_hindsight_report
 from llmopt.bench.suites import Suite, WorkloadSpec
 from llmopt.bench.tasks import run_task
 from llmopt.cli.main import app
@@ -23,6 +22,7 @@ from llmopt.opt.defaults import (
     predicted_bound_seconds,
 )
 from llmopt.opt.hindsight import solve_hindsight
+from llmopt.report.summary import write_hindsight_report
 from llmopt.workloads.jaillet import jaillet_am1
 
 runner = CliRunner()

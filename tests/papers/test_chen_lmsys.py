@@ -197,7 +197,7 @@ def test_figures_5_7_writes_tables_plots_and_verdicts(tmp_path):
 @needs_data
 def test_small_real_task_runs_through_the_harness(tmp_path, monkeypatch):
     from llmopt.bench.harness import read_trials, run_suite
-    from llmopt.bench.report import write_report
+    from llmopt.report.summary import write_report
 
     monkeypatch.setenv("LLMOPT_DATA", str(DATA))
     suite = dataclasses.replace(CHEN_LMSYS, name="tiny-chen-lmsys", workloads=(

@@ -32,7 +32,6 @@ import pytest
 
 from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
-from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, WorkloadSpec
 from llmopt.engine.discrete import simulate
 from llmopt.papers.chen import theory as ct
@@ -50,6 +49,7 @@ from llmopt.papers.chen.theory_report import (
     theory_report,
 )
 from llmopt.policies import make_policy_spec
+from llmopt.report.summary import write_report
 from llmopt.workloads import WORKLOADS
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
-from llmopt.bench.report import write_report
 from llmopt.bench.suites import SUITES, WorkloadSpec
 from llmopt.papers.wang.report import FIG8_CLAIMS, figure8_frame
+from llmopt.report.summary import write_report
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "traces").is_dir(),

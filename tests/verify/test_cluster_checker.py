@@ -29,10 +29,10 @@ import functools
 import json
 
 import pytest
+from cluster_helpers import simulate_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.engine.cluster import simulate_cluster
 from llmopt.engine.core import EvictionLoopError
 from llmopt.engine.cost_model import ConstantCostModel, make_cost_model
 from llmopt.model.instance import Instance

@@ -37,6 +37,7 @@ from llmopt.opt.cluster_bounds import cluster_bound
 from llmopt.opt.cluster_ip import cluster_upper_bound, solve_cluster_ip
 from llmopt.opt.studies import StudyError, options_argv, run_main, study_command
 from llmopt.policies import make_policy_spec
+from llmopt.policies.routers import make_router_spec
 from llmopt.verify.cluster import check_cluster_schedule
 from llmopt.workloads.jaillet import jaillet_am1, jaillet_am2
 
@@ -86,7 +87,7 @@ def compute(models: list[str], n: int, seeds: int, ip_time_limit: float) -> list
                     for router in ROUTERS:
                         try:
                             sched = simulate_cluster(inst, functools.partial(make_policy_spec, policy, seed=seed),
-                                                     router, K)
+                                                     make_router_spec(router), K)
                         except EvictionLoopError:
                             tel, status = None, "eviction-loop"
                         else:

@@ -44,8 +44,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from llmopt.bench.report import format_cell
 from llmopt.bench.suites import Suite, WorkloadSpec
+from llmopt.report.summary import format_cell
 
 __all__ = [
     "CHEN_LMSYS",

@@ -47,9 +47,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from llmopt.bench.report import format_cell
 from llmopt.bench.suites import Suite, WorkloadSpec
 from llmopt.papers.chen import theory as ct
+from llmopt.report.summary import format_cell
 from llmopt.workloads.chen import geometric_pmf, lg_pmf
 
 __all__ = [

@@ -99,7 +99,7 @@ def latency_by_k_lines(records: Sequence[Mapping[str, Any]], suite: Suite, route
 
 def capacity_claim(out_dir: str | Path, suite: Suite, records: Sequence[Mapping[str, Any]]) -> list[str]:
     """The ``extra_report`` of ``jaillet-capacity``: ``claim.md`` (see the module docstring)."""
-    from llmopt.bench.capacity_report import capacity_summary
+    from llmopt.report.capacity import capacity_summary
 
     out = Path(out_dir)
     df = capacity_summary(records, suite)

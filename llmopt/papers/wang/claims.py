@@ -131,7 +131,7 @@ def local_swap_with_count(prompts: IntLike, outputs: IntLike, M: int, *, initial
 
     Same start (skip-and-continue greedy by ``s+o``, or ``initial``), same first-improvement rule
     (``r_out`` over ``X`` in insertion order, the first ``r_in`` in ``order`` with ``o_in < o_out``
-    that fits), same local optimum; ``tests/papers/test_wang_issue25.py`` checks the batches agree.
+    that fits), same local optimum; ``tests/papers/test_wang_claims_lp_hook.py`` checks the batches agree.
     An "iteration" of W's ``while improved`` loop that changes ``X`` is one swap; the last pass,
     which finds none, is not counted.
 

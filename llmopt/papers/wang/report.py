@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from llmopt.bench.report import format_cell
 from llmopt.bench.suites import Suite
+from llmopt.report.summary import format_cell
 
 __all__ = ["table_ec1_frame", "table_ec1", "figure8_frame", "figure8", "FIG8_CLAIMS"]
 

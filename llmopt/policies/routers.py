@@ -1,6 +1,8 @@
 """Routers: which worker of a cluster an arriving request goes to (DESIGN §3 "Several workers").
 
-A router is asked once per request, at its arrival, by :func:`llmopt.engine.cluster.simulate_cluster`,
+A router is a decision, so it lives with the policies; the cluster engine (mechanism) knows only its
+protocol (:mod:`llmopt.engine.routing`). A router is asked once per request, at its arrival, by
+:func:`llmopt.engine.cluster.simulate_cluster`,
 and answers a worker index ``0 … K−1``. It sees what an online router could see: the request as a
 :class:`~llmopt.engine.core.RequestView` — arrival, prompt ``s``, its prediction interval if any,
 and its output length ``o`` *only* when the workers' policy may see it (``Visibility.FULL``, the
@@ -55,10 +57,11 @@ import random
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from llmopt.engine.core import RequestView, SimulationError
 from llmopt.engine.lookahead import LookaheadProfile
+from llmopt.engine.routing import ClusterState, Router
 from llmopt.model.registry import Registry, make_from_spec, parse_spec
 
 __all__ = [
@@ -75,43 +78,6 @@ __all__ = [
     "parse_router_spec",
     "make_router_spec",
 ]
-
-
-@runtime_checkable
-class ClusterState(Protocol):
-    """What a router may read about the workers at the routing instant ``now``.
-
-    Every method brings worker ``w`` up to ``now`` first (and so reports its events to the
-    router's hooks). ``waiting`` counts the requests routed to ``w`` that have not started,
-    including any not yet handed to its policy (a busy continuous-time worker sees arrivals at the
-    end of its batch); ``clock`` is the step (discrete time) or iteration (continuous time) of
-    ``w``'s next decision, the first at which it could start the request.
-    """
-
-    K: int
-    M: int
-    now: float
-
-    def waiting(self, w: int) -> int: ...
-
-    def running(self, w: int) -> int: ...
-
-    def queue_length(self, w: int) -> int: ...
-
-    def kv_in_use(self, w: int) -> int: ...
-
-    def clock(self, w: int) -> int: ...
-
-
-@runtime_checkable
-class Router(Protocol):
-    """The router protocol (see the module docstring)."""
-
-    name: str
-
-    def reset(self, K: int, M: int) -> None: ...
-
-    def route(self, request: RequestView, cluster: ClusterState) -> int: ...
 
 
 class RoundRobin:
@@ -316,13 +282,13 @@ class LookaheadRouter:
 
 
 ROUTERS: Registry[Callable[..., Any]] = Registry("router", "llmopt.routers")
-ROUTERS.register("round-robin", "llmopt.engine.routers:RoundRobin", "the j-th arrival to worker j mod K")
-ROUTERS.register("jsq", "llmopt.engine.routers:JoinShortestQueue",
+ROUTERS.register("round-robin", "llmopt.policies.routers:RoundRobin", "the j-th arrival to worker j mod K")
+ROUTERS.register("jsq", "llmopt.policies.routers:JoinShortestQueue",
                  "join the shortest queue: fewest requests waiting + running")
-ROUTERS.register("least-kv", "llmopt.engine.routers:LeastKV", "fewest KV-cache tokens in use (ties: fewest requests)")
-ROUTERS.register("p2c", "llmopt.engine.routers:PowerOfTwoChoices",
+ROUTERS.register("least-kv", "llmopt.policies.routers:LeastKV", "fewest KV-cache tokens in use (ties: fewest requests)")
+ROUTERS.register("p2c", "llmopt.policies.routers:PowerOfTwoChoices",
                  "power of two choices: two seeded random workers, the one with fewer requests; param seed=0")
-ROUTERS.register("lookahead", "llmopt.engine.routers:LookaheadRouter",
+ROUTERS.register("lookahead", "llmopt.policies.routers:LookaheadRouter",
                  "where MC-SF's look-ahead check (5) admits the request soonest (needs o or an interval)")
 
 

@@ -1,4 +1,4 @@
-"""Issue 25 (C parts): the readings of A_min on a hand-traced case, the cycle guard, Corollary 2's claim
+"""C's readings and claims: the readings of A_min on a hand-traced case, the cycle guard, Corollary 2's claim
 check, Theorem 2's instance, Lemma 2 against Theorem EC.1, and the C-like sample.
 
 Hand breakages each test caught (applied one at a time, then restored):

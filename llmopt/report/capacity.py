@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from llmopt.bench.capacity import TARGET_STATS, CapacityResult, ClusterRun, LatencyTarget
+from llmopt.capacity.planning import TARGET_STATS, CapacityResult, ClusterRun, LatencyTarget
 
 __all__ = ["capacity_rows", "capacity_summary", "plot_latency_vs_workers", "write_capacity_report"]
 
@@ -132,8 +132,8 @@ def _curves(records: Sequence[Mapping[str, Any]], suite: Any, label: str, seed: 
 def write_capacity_report(out_dir: str | Path, suite: Any, meta: Mapping[str, Any],
                           records: list[dict[str, Any]], problems: list[str] | None = None) -> Any:
     """Write ``summary.csv``, ``summary.md`` and one latency-vs-K figure per workload (first seed)."""
-    from llmopt.bench.report import _runs_text
     from llmopt.bench.store import latest_records
+    from llmopt.report.summary import _runs_text
 
     out = Path(out_dir)
     recs = latest_records(records)

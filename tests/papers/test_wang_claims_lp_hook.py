@@ -1,4 +1,4 @@
-"""Issue 25 (W parts): MC-SF₂ on Thm EC.1's family, the scaled-DP counterexample, the LP-solution
+"""W's claims, measured: MC-SF₂ on Thm EC.1's family, the scaled-DP counterexample, the LP-solution
 hook of Sorted-LP / LP-Swap and the LP optima it is fed with, and the counted local swap."""
 
 from __future__ import annotations

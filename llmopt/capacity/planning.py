@@ -258,8 +258,8 @@ def run_cluster(instance: Any, policy: str, router: str, K: int, cost_model: Any
     from llmopt.engine.cluster import simulate_cluster
     from llmopt.engine.discrete import EvictionLoopError
     from llmopt.engine.hardware import gpu_cost_per_request
-    from llmopt.engine.routers import make_router_spec
     from llmopt.policies import make_policy_spec
+    from llmopt.policies.routers import make_router_spec
     from llmopt.verify.cluster import check_cluster_schedule
 
     t0 = time.perf_counter()

@@ -1,18 +1,18 @@
 """Mutation testing of the checker, the certificate checks, the engines and the cost model (issue 22, item 4).
 
-Every mutant of ``benchmarks/mutants.toml`` is one realistic bug: an exact snippet of one file and what
+Every mutant of ``tests/mutation/mutants.toml`` is one realistic bug: an exact snippet of one file and what
 the bug writes instead. For each mutant this tool writes the mutated file into a private copy of the
 repository, runs the mutant's pytest selection there, and restores the file; the mutant is **caught**
 when a test fails (or the run times out), **survived** when every test passes, and an **error** when it
 does not apply (its snippet does not occur exactly once, or the mutated file does not parse) or its
 selection already fails unmutated. The score is ``caught / (caught + survived)``::
 
-    python benchmarks/mutation.py                    # every mutant, one job
-    python benchmarks/mutation.py --jobs 2 --out results/mutation
-    python benchmarks/mutation.py --list             # the list, and whether each mutant applies
-    python benchmarks/mutation.py --only cost-first-token-twice checker-arrival-le
-    python benchmarks/mutation.py --category certificate colgen
-    python benchmarks/mutation.py --only ID... --out results/mutation --merge   # replace only these rows
+    python tests/mutation/mutation.py                    # every mutant, one job
+    python tests/mutation/mutation.py --jobs 2 --out results/mutation
+    python tests/mutation/mutation.py --list             # the list, and whether each mutant applies
+    python tests/mutation/mutation.py --only cost-first-token-twice checker-arrival-le
+    python tests/mutation/mutation.py --category certificate colgen
+    python tests/mutation/mutation.py --only ID... --out results/mutation --merge   # replace only these rows
 
 The working tree is never written. The tool copies the repository once — the files ``git ls-files -co
 --exclude-standard`` names: tracked files as they are in the working tree, and untracked files that git
@@ -79,8 +79,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_LIST = ROOT / "benchmarks" / "mutants.toml"
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_LIST = ROOT / "tests" / "mutation" / "mutants.toml"
 MUTANT_KEYS = {"id", "category", "file", "description", "original", "replacement", "tests", "k", "note"}
 #: Modules the isolation check imports in every copy (one per mapped package, and the mutated kinds).
 ISOLATION_MODULES = ("llmopt", "llmopt.formulations", "llmopt.solvers", "llmopt.verify.checker", "llmopt.engine.core",
@@ -93,7 +93,7 @@ CANARY_MODULES = ("llmopt.verify.checker", "llmopt.formulations.hindsight_ip", "
 CANARY = "llmopt-mutation-canary"
 
 SITECUSTOMIZE = '''\
-"""Written by benchmarks/mutation.py: import llmopt's package-dir packages from the mutation copy."""
+"""Written by tests/mutation/mutation.py: import llmopt's package-dir packages from the mutation copy."""
 import os
 import sys
 
@@ -119,7 +119,7 @@ if _root:
 '''
 
 PROBE = '''\
-"""Written by benchmarks/mutation.py: record every llmopt module a pytest run imported, and from where."""
+"""Written by tests/mutation/mutation.py: record every llmopt module a pytest run imported, and from where."""
 import json
 import os
 import sys
@@ -574,7 +574,7 @@ def write_report(out: Path, doc: dict[str, Any]) -> None:
     lines = [
         "# Mutation testing",
         "",
-        "Issue 22, item 4. `benchmarks/mutation.py` applies each mutant of `benchmarks/mutants.toml` — one",
+        "Issue 22, item 4. `tests/mutation/mutation.py` applies each mutant of `tests/mutation/mutants.toml` — one",
         "realistic bug in the checker, the certificate checks, the engines, the cost model, the policies, the",
         "bound guard, column generation or the formulation — to a private copy of the repository, runs the",
         "mutant's pytest selection there, and records whether a test fails (**caught**). Target: every mutant",
@@ -662,10 +662,10 @@ def write_report(out: Path, doc: dict[str, Any]) -> None:
         "",
         "## Adding a mutant",
         "",
-        "When a bug escapes the tests, add the `[[mutant]]` that reproduces it to `benchmarks/mutants.toml`",
-        "(its `original` snippet must occur exactly once in `file`; `python benchmarks/mutation.py --list` checks",
+        "When a bug escapes the tests, add the `[[mutant]]` that reproduces it to `tests/mutation/mutants.toml`",
+        "(its `original` snippet must occur exactly once in `file`; `python tests/mutation/mutation.py --list` checks",
         "that), then the test that catches it, and rerun it alone into the committed report with",
-        "`python benchmarks/mutation.py --only ID --out results/mutation --merge`.",
+        "`python tests/mutation/mutation.py --only ID --out results/mutation --merge`.",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
@@ -881,13 +881,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {r.mutant.id}: {r.detail}")
     if args.out:
         head, dirty = git_state(ROOT)
-        argv_shown = " ".join(["python", "benchmarks/mutation.py", *(argv if argv is not None else sys.argv[1:])])
+        argv_shown = " ".join(["python", "tests/mutation/mutation.py", *(argv if argv is not None else sys.argv[1:])])
         run = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": head,
                "dirty_files": dirty, "python": platform.python_version(), "jobs": args.jobs,
                "wall_s": round(wall, 1), "command": argv_shown, "mutants": len(records)}
         rows = [{**r.to_json(), "run": {"commit": head, "date": run["date"]}} for r in records]
         doc = {
-            "tool": "benchmarks/mutation.py",
+            "tool": "tests/mutation/mutation.py",
             "list": os.path.relpath(args.mutants.resolve(), ROOT),
             "command": argv_shown,
             "date": run["date"],

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from llmopt.bench.report import _runs_text
 from llmopt.bench.suites import Suite
 from llmopt.bench.tasks import resolve_workload
+from llmopt.report.summary import _runs_text
 
 __all__ = ["trace_summary", "smallest_loop_free_alpha", "smallest_alpha_by_seed", "write_trace_report"]
 
