@@ -11,7 +11,7 @@ the least-squares exponent of each time against ``M`` (log–log). An exponent a
 1 (``M log M`` reads as ≈ 1.1 over this range) is consistent with Thm 3.
 
     python benchmarks/amin_step_cost.py            # M = 1,000 … 32,000 (about 1 min)
-    python benchmarks/amin_step_cost.py --write    # also writes results/amin_step_cost/README.md
+    python benchmarks/amin_step_cost.py --write    # also writes results/perf/amin-step-cost/README.md
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def report(rows: list[dict[str, Any]], argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--M", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000, 32000])
-    ap.add_argument("--write", action="store_true", help="write results/amin_step_cost/README.md")
+    ap.add_argument("--write", action="store_true", help="write results/perf/amin-step-cost/README.md")
     args = ap.parse_args(argv)
     rows = []
     for reading in READINGS:
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     text = report(rows, list(argv if argv is not None else [a for a in sys.argv[1:] if a != "--write"]))
     print(text)
     if args.write:
-        out = Path(__file__).resolve().parents[1] / "results" / "amin_step_cost"
+        out = Path(__file__).resolve().parents[1] / "results" / "perf" / "amin-step-cost"
         out.mkdir(parents=True, exist_ok=True)
         (out / "README.md").write_text(text, encoding="utf-8")
 

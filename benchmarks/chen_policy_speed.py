@@ -10,7 +10,7 @@ re-verifies. Multi-interval A_min runs only where its premise (disjoint buckets)
 Exp. 1 (one interval) and Exp. 2 (bins); it rejects the overlapping intervals of Exp. 3.
 
     python benchmarks/chen_policy_speed.py            # seed 0, 5 repeats (about 30 s)
-    python benchmarks/chen_policy_speed.py --write    # also writes results/chen_policy_speed/README.md
+    python benchmarks/chen_policy_speed.py --write    # also writes results/perf/chen-policy-speed/README.md
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        out = Path(__file__).resolve().parents[1] / "results" / "chen_policy_speed"
+        out = Path(__file__).resolve().parents[1] / "results" / "perf" / "chen-policy-speed"
         out.mkdir(parents=True, exist_ok=True)
         (out / "README.md").write_text(text, encoding="utf-8")
 

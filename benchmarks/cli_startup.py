@@ -19,7 +19,7 @@ at memory load 0.8 (the ``M16492`` workload of ``benchmarks/simulator_speed.py``
 continuous-time J Table 1 instance at 10,000 LMSYS requests, λ = 50 /s, with the Llama2-70B cost
 model (needs the staged data: ``../shared/data`` or ``LLMOPT_DATA``; skipped without it).
 
-    python benchmarks/cli_startup.py --out results/cli_startup
+    python benchmarks/cli_startup.py --out results/perf/cli-startup
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "results.json").write_text(
             json.dumps({"meta": meta, "rows": rows, "summary_vs_json": summary}, indent=1) + "\n")
         lines = ["# Command-line start-up vs the simulation it runs", "",
-                 "`python benchmarks/cli_startup.py --out results/cli_startup` "
+                 "`python benchmarks/cli_startup.py --out results/perf/cli-startup` "
                  f"(best of {args.repeat}; typer {meta['typer']}, Python {meta['python']}, {meta['platform']}; "
                  f"2 cores, other jobs may share them: 1-minute load average {meta['load_average_1min']} when it "
                  "finished).", "",

@@ -11,8 +11,8 @@ of ``CPU ∝ n^b`` is fitted (least squares on logs); for each clock and ``n``, 
 price of the pausable clocks), every router at the largest ``n`` and ``K``, and the checker
 (:func:`llmopt.verify.cluster.check_cluster_schedule`) on the largest runs.
 
-    python benchmarks/cluster_speed.py --out results/cluster_speed            # n <= 100,000, K <= 16
-    python benchmarks/cluster_speed.py --large --out results/cluster_speed    # adds n = 300,000 and K = 64
+    python benchmarks/cluster_speed.py --out results/perf/cluster-speed            # n <= 100,000, K <= 16
+    python benchmarks/cluster_speed.py --large --out results/perf/cluster-speed    # adds n = 300,000 and K = 64
 
 The default run takes about two and a half minutes of CPU on one core.
 """

@@ -7,7 +7,7 @@ run with the Llama2-70B-on-2×A100 cost model: CPU seconds (``time.process_time`
 checker's continuous-time mode on the same schedule. A run stopped by the loop guard is
 timed up to the stop and marked. Also loads the trace once and reports its load time.
 
-    python benchmarks/continuous_speed.py --out results/continuous_speed
+    python benchmarks/continuous_speed.py --out results/perf/continuous-speed
 
 Needs the staged data (``../shared/data``, or ``LLMOPT_DATA``).
 """

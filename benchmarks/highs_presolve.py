@@ -13,7 +13,7 @@ own tuning is overridden), single-threaded, its solve seconds (best of ``--repea
 with a ``--time-limit``; a run that hit the limit (or, for a presolve that ignores the limit,
 the wall-clock ``--kill-after``, in a child process) is reported as such, never as a time.
 
-    python benchmarks/highs_presolve.py --out results/highs_presolve
+    python benchmarks/highs_presolve.py --out results/perf/highs-presolve
 """
 
 from __future__ import annotations

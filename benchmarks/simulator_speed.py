@@ -16,7 +16,7 @@ CPU is ``time.process_time`` of one :func:`llmopt.engine.discrete.simulate` call
 ``log n``. ``--reference N`` also times the pre-issue-6 step loop
 (``tests/reference_sim.py``) at ``n = N`` for comparison, and checks it gives the same TEL.
 
-    python benchmarks/simulator_speed.py --out results/simulator_speed
+    python benchmarks/simulator_speed.py --out results/perf/simulator-speed
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ latency in iterations (discrete simulator, Phase 2 included, so it also shows wh
 cheaper selectors give up).
 
     python benchmarks/sorted_f_speed.py            # print the table
-    python benchmarks/sorted_f_speed.py --write    # also write results/sorted_f_speed/README.md
+    python benchmarks/sorted_f_speed.py --write    # also write results/perf/sorted-f-speed/README.md
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from llmopt.policies.sorted_f import plan_sorted_f
 M = SORTED_F_M
 SIZES = SORTED_F_SIZES
 SELECTORS = SORTED_F_SELECTORS
-OUT = Path(__file__).resolve().parent.parent / "results" / "sorted_f_speed"
+OUT = Path(__file__).resolve().parent.parent / "results" / "perf" / "sorted-f-speed"
 
 
 def time_plan(s: np.ndarray, o: np.ndarray, phase1: str, repeat: int) -> tuple[float, int]:

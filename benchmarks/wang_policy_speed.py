@@ -7,7 +7,7 @@ solve) and the simulation. Policies whose planner refuses the size (exact DP bey
 table-size cap) are reported as refused, with the reason.
 
     python benchmarks/wang_policy_speed.py            # n = 500, 1000, 2000, seed 0 (about 10 min)
-    python benchmarks/wang_policy_speed.py --write    # also writes results/wang_policy_speed/README.md
+    python benchmarks/wang_policy_speed.py --write    # also writes results/perf/wang-policy-speed/README.md
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        out = Path(__file__).resolve().parents[1] / "results" / "wang_policy_speed"
+        out = Path(__file__).resolve().parents[1] / "results" / "perf" / "wang-policy-speed"
         out.mkdir(parents=True, exist_ok=True)
         (out / "README.md").write_text(text, encoding="utf-8")
 

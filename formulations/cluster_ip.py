@@ -58,7 +58,7 @@ comparing worker ``w`` with itself instead of ``w − 1``, removes optima — br
 
 **Size.** One binary per request, worker (``<= min(i + 1, K)``) and start, ``K`` memory rows per
 time step, and ``O(n²·K·width)`` nonzeros in the symmetry rows: for small instances only. Measured
-(``results/cluster_bounds/README.md``, J §5.1 at ``M = 40``, windows and MIP start from
+(``results/opt/cluster-bounds/README.md``, J §5.1 at ``M = 40``, windows and MIP start from
 :func:`llmopt.opt.cluster_ip.cluster_upper_bound`, HiGHS, one thread): with the zone rows, all-at-0
 instances up to ``n = 16`` close in about 3 s for ``K = 1, 2, 4``; with arrivals over time ``K = 1``
 stops closing in 20 s from ``n = 14`` (``K = 2`` closes ``n = 16`` in 8 s); without the zone rows

@@ -352,7 +352,7 @@ class HindsightIPZones(HindsightIP):
     so they remove no feasible schedule and the model's optimum over valid windows is still OPT;
     its LP relaxation is the ``zone-lp`` bound's, which is ``>=`` the plain LP relaxation. On
     AM1 n = 20, M = 40 (seed 0) HiGHS proved OPT = 1169 with these rows in 167 s of IP, where it had
-    not closed the plain model in 600 s (bound 1144): ``results/opt_frontier/README.md``.
+    not closed the plain model in 600 s (bound 1144): ``results/jaillet/opt-frontier/README.md``.
     """
 
     name = "hindsight-ip-zones"

@@ -43,7 +43,7 @@ after another: ``n`` requests ``(s, o) = (1, M − 1)`` at 0 have, with ``h = �
 length ``a + b = (M − h) + (h − 1) = o`` each, so the zone rows are the time-indexed rows of a single
 machine; on such instances the stage returns OPT ``= o·n(n+1)/2`` where ``lp`` is about half of it
 (``tests/formulations/test_zones.py``).
-What it measures on the J §5.1 instances is in ``results/zone_bound/README.md``.
+What it measures on the J §5.1 instances is in ``results/jaillet/zone-bound/README.md``.
 
 The checker (:func:`llmopt.verify.checker.check_zone_certificate`) derives the zones again from the
 instance alone; :func:`peak_zones` here is the provider's copy, and ``tests/formulations/test_zones.py`` checks

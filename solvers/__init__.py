@@ -22,11 +22,12 @@ SOLVERS: Registry[Any] = Registry("solver", "llmopt.solvers")
 SOLVERS.register("highs", "llmopt.solvers.highs:HighsSolver", doc="HiGHS via highspy (open-source default)")
 SOLVERS.register("cbc", "llmopt.solvers.cbc:CbcSolver", doc="COIN-OR CBC via PuLP's bundled binary")
 SOLVERS.register("gurobi", "llmopt.solvers.gurobi:GurobiSolver", doc="Gurobi via gurobipy (optional)")
+SOLVERS.register("scip", "llmopt.solvers.scip:ScipSolver", doc="SCIP via pyscipopt (optional)")
 
 #: The solver used when none is named.
 DEFAULT_SOLVER = "highs"
 #: Order in which :func:`pick_solver` tries solvers (then any other registered one, by name).
-PREFERENCE = ("highs", "cbc", "gurobi")
+PREFERENCE = ("highs", "cbc", "scip", "gurobi")
 
 
 def get_solver(name: str, **options: Any) -> Any:
@@ -35,7 +36,7 @@ def get_solver(name: str, **options: Any) -> Any:
     Parameters
     ----------
     name : str
-        A registered name, e.g. ``"highs"``, ``"cbc"``, ``"gurobi"``.
+        A registered name, e.g. ``"highs"``, ``"cbc"``, ``"scip"``, ``"gurobi"``.
     **options
         Backend-specific options passed to the adapter's constructor (HiGHS accepts
         HiGHS option names, e.g. ``presolve="off"``).

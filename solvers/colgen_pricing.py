@@ -45,7 +45,7 @@ BLOCK_ENTRIES = 2_000_000
 #: A class is priced at every start when its window has fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts
 #: (:func:`price_breakpoints`). A scratch sweep over 0, 8, 16, 32, 64 and 10⁹ at 10,000 LMSYS requests,
 #: on three multiplier shapes (Δ = 16 and 64 over the makespan, Δ = 80 over five), put 32 within 10 %
-#: of the fastest factor on each; the per-pass times are in ``results/pricing_speed``.
+#: of the fastest factor on each; the per-pass times are in ``results/perf/pricing-speed``.
 DENSE_FACTOR = 32
 
 
@@ -153,7 +153,7 @@ def price_breakpoints(a: np.ndarray, s: np.ndarray, o: np.ndarray, hi: np.ndarra
     window holds fewer than ``DENSE_FACTOR · (|Z| + 1)`` starts is instead priced at every start, in
     blocks of classes of similar window width, the smallest start of least reduced cost winning: when
     ``λ`` changes at most times (one multiplier per step, ``Δ = 1``) the breakpoints are every start,
-    and sorting them costs more than evaluating them (``results/pricing_speed``).
+    and sorting them costs more than evaluating them (``results/perf/pricing-speed``).
     """
     H = len(lam) - 1
     o_max = int(o.max())

@@ -48,7 +48,7 @@ PRESOLVE_NNZ_LIMIT = 200_000
 #: took 0.59–0.98× the time of presolve on (it reduces nothing), and highspy 1.16.0's presolve
 #: ran past 90 s without checking its time limit on a 2M-row, 2-column LP that takes 2.4 s
 #: without it (highspy 1.15.1: 3.6 s either way). ``benchmarks/highs_presolve.py`` re-measures
-#: (table in ``results/highs_presolve``); ``HighsSolver(presolve="on")`` restores it.
+#: (table in ``results/perf/highs-presolve``); ``HighsSolver(presolve="on")`` restores it.
 LP_PRESOLVE = "off"
 
 #: Seconds between two progress lines during a solve.

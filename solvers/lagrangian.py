@@ -8,7 +8,7 @@ request (its best start against the prices ``λ``), so for any ``λ`` (weak dual
 and ``max_λ L(λ)`` is the LP value. Column generation (:mod:`llmopt.solvers.colgen`) reaches it through
 a master LP whose re-solves dominate at 10,000 requests (more than 10 s each after 20 rounds); here
 each step costs one pricing pass (:func:`~llmopt.solvers.colgen_pricing.price_breakpoints`, 0.4–0.5 s
-of CPU at that size whatever ``Δ``: ``results/pricing_speed``) and a vector update. ``λ`` is constant
+of CPU at that size whatever ``Δ``: ``results/perf/pricing-speed``) and a vector update. ``λ`` is constant
 on buckets of ``Δ`` times (``μ_b``), as in the bucketed master; a subgradient of ``L`` in ``μ_b`` is the
 memory the minimising starts use in bucket ``b`` minus ``M·Δ``. The step is Polyak's,
 ``θ (U − L)/‖g‖²`` towards the best schedule's TEL

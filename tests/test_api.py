@@ -69,7 +69,7 @@ def test_cli_start_up_with_no_plug_ins_imports_no_registry_module_nor_numpy():
 def test_a_discrete_simulate_command_loads_neither_numpy_nor_pydantic(tmp_path):
     """The command line's hot path (issue 21: a 10,000-request ``simulate`` within 2× of its work):
     the schedule checker is NumPy-free and typer is pinned below 0.26, which would pass every
-    option through pydantic (+0.1 s a command, ``results/cli_startup``). Breakage caught: NumPy
+    option through pydantic (+0.1 s a command, ``results/perf/cli-startup``). Breakage caught: NumPy
     back in ``llmopt.verify.checker``; a typer upgrade past the pin."""
     from llmopt.model.instance import Instance, save_instance
 

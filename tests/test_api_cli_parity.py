@@ -75,7 +75,7 @@ def test_the_committed_results_folder_is_refused_without_allow_results(tmp_path:
     # The checkout's own folder, by the guard alone (a broken guard must not let a test write there).
     assert harness.committed_results_dir() == REPO / "results"
     monkeypatch.chdir(REPO)
-    for target in (REPO / "results" / "jaillet-table1", Path("results/jaillet-table1"), Path("results")):
+    for target in (REPO / "results" / "jaillet" / "table1", Path("results/jaillet/table1"), Path("results")):
         with pytest.raises(HarnessError, match="committed results folder.*allow_results=True"):
             harness.refuse_committed_results(target)
         harness.refuse_committed_results(target, allow=True)

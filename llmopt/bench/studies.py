@@ -74,7 +74,8 @@ class Study:
     module : str
         Import path of the module defining ``run`` and ``report``; imported only when the study runs.
     results : str
-        The committed results folder (under ``results/``) that holds this study's reference output.
+        The committed results folder under ``results/`` (``<paper or opt>/<name>``, e.g. ``"opt/zone-tree"``)
+        that holds this study's reference output.
     """
 
     name: str
@@ -111,55 +112,55 @@ def _register(name: str, paper: str, module: str, results: str, description: str
 
 
 # --- the studies (each module's docstring says what it measures and how long it takes) -----------
-_register("chen-c-like", "chen", "llmopt.papers.chen.studies.c_like", "chen-lmsys",
+_register("chen-c-like", "chen", "llmopt.papers.chen.studies.c_like", "chen/lmsys",
           "C §6 on a C-like sample (C's five statistics per field): Figures 5–7, Figure 4, an M sweep (c_like.md)")
-_register("chen-theorem-claims", "chen", "llmopt.papers.chen.studies.theorem_claims", "chen-theory",
+_register("chen-theorem-claims", "chen", "llmopt.papers.chen.studies.theorem_claims", "chen/theory",
           "C Corollary 2, Theorem 2 and Lemma 2 vs Theorem EC.1, closed forms beside simulations (theorem_claims.md)")
-_register("wang-claims", "wang", "llmopt.papers.wang.studies.claims_measured", "wang-synthetic",
+_register("wang-claims", "wang", "llmopt.papers.wang.studies.claims_measured", "wang/synthetic",
           "W Thm EC.1 (MC-SF₂), the scaled DP's (1+ε) guarantee, local swap's rounds, measured (claims.md)")
-_register("wang-lp-optima", "wang", "llmopt.papers.wang.studies.lp_optima", "wang-synthetic",
+_register("wang-lp-optima", "wang", "llmopt.papers.wang.studies.lp_optima", "wang/synthetic",
           "Sorted-LP and LP-Swap from different optima of W's Relax-LP over W's possible horizons (lp_optima.md)")
-_register("lp-bucket-sensitivity", "wang", "llmopt.papers.wang.studies.lp_bucket_sensitivity", "wang-mixed",
+_register("lp-bucket-sensitivity", "wang", "llmopt.papers.wang.studies.lp_bucket_sensitivity", "wang/mixed",
           "the bucketed Relax-LP (Δ > 1) against the exact one: LP value, order, Sorted-LP / LP-Swap TEL")
-_register("energy-bound", "opt", "llmopt.opt.studies.energy_bound", "energy_bound",
+_register("energy-bound", "opt", "llmopt.opt.studies.energy_bound", "opt/energy-bound",
           "the energy bound against the LP bound and the best schedules, J §5.1 and LMSYS trace scale (README.md)")
-_register("zone-bound", "jaillet", "llmopt.papers.jaillet.studies.zone_bound", "zone_bound",
+_register("zone-bound", "jaillet", "llmopt.papers.jaillet.studies.zone_bound", "jaillet/zone-bound",
           "the zone-lp bound on the 400 J §5.1 trials and the proven-OPT points: certified gap before → after")
-_register("trace-bracket", "opt", "llmopt.opt.studies.trace_bracket", "trace_bracket",
+_register("trace-bracket", "opt", "llmopt.opt.studies.trace_bracket", "opt/trace-bracket",
           "the certified bracket at trace scale: LMSYS n = 1,000 / 10,000, λ = 50 / 10, schedules vs bound stages")
-_register("bound-directions", "opt", "llmopt.opt.studies.bound_directions", "bound_directions",
+_register("bound-directions", "opt", "llmopt.opt.studies.bound_directions", "opt/bound-directions",
           "valid inequalities (CG rows, pair and biclique cuts) added to the hindsight LP: how far each moves it")
-_register("bound-scaling", "opt", "llmopt.opt.studies.bound_scaling", "bound_scaling",
+_register("bound-scaling", "opt", "llmopt.opt.studies.bound_scaling", "opt/bound-scaling",
           "each lower-bound stage's time and value against n (fitted exponents), lag cliques on J §5.1, zone-tree")
-_register("amin-readings", "chen", "llmopt.papers.chen.studies.amin_readings", "amin_readings",
+_register("amin-readings", "chen", "llmopt.papers.chen.studies.amin_readings", "chen/amin-readings",
           "every reading of C's A_min (Algorithm 2) on C's theory instances and on C §6, and the best match")
 _register("table1-cost-sensitivity", "jaillet", "llmopt.papers.jaillet.studies.table1_cost_sensitivity",
-          "jaillet-table1", "J Table 1 under several batch-time models: how much of the MC-Benchmark / MC-SF gap "
+          "jaillet/table1", "J Table 1 under several batch-time models: how much of the MC-Benchmark / MC-SF gap "
           "the cost model explains (cost_sensitivity.md)")
-_register("low-demand-threshold", "jaillet", "llmopt.papers.jaillet.studies.low_demand_threshold", "jaillet-lmsys",
+_register("low-demand-threshold", "jaillet", "llmopt.papers.jaillet.studies.low_demand_threshold", "jaillet/lmsys",
           "why α-protection's smallest loop-free α at λ = 10 is 0.09–0.12 here and 0.24 in J: candidate causes "
           "(low_demand_threshold.md)")
-_register("fig3-cost-sensitivity", "jaillet", "llmopt.papers.jaillet.studies.fig3_cost_sensitivity", "jaillet-fig3",
+_register("fig3-cost-sensitivity", "jaillet", "llmopt.papers.jaillet.studies.fig3_cost_sensitivity", "jaillet/fig3",
           "J Figure 3's slope ratios under other batch-time models and output distributions (cost_sensitivity.md)")
-_register("cluster-bounds", "opt", "llmopt.opt.studies.cluster_bounds", "cluster_bounds",
+_register("cluster-bounds", "opt", "llmopt.opt.studies.cluster_bounds", "opt/cluster-bounds",
           "K-worker hindsight bounds and the K-worker IP against n: times, exponents, bounds / OPT_K")
-_register("cluster-ratios", "opt", "llmopt.opt.studies.cluster_ratios", "cluster_ratios",
+_register("cluster-ratios", "opt", "llmopt.opt.studies.cluster_ratios", "opt/cluster-ratios",
           "router × policy on K workers against K-worker OPT or a certified bound (discrete time)")
-_register("fit-cost-model", "jaillet", "llmopt.papers.jaillet.studies.fit_cost_model", "cost_model",
+_register("fit-cost-model", "jaillet", "llmopt.papers.jaillet.studies.fit_cost_model", "jaillet/cost-model",
           "refit the Llama-2-70B / 2×A100 batch-time model from the staged GPU profiles and cross-check it "
           "against splitwise and the roofline")
 _register("alpha-loop-sensitivity", "jaillet", "llmopt.papers.jaillet.studies.alpha_loop_sensitivity",
-          "jaillet-lmsys", "how often α-protection greedy falls into an eviction loop, staged vs thinned outputs "
+          "jaillet/lmsys", "how often α-protection greedy falls into an eviction loop, staged vs thinned outputs "
           "(loop_sensitivity.md)")
-_register("certified-gap", "jaillet", "llmopt.papers.jaillet.studies.certified_gap", "jaillet-certified",
+_register("certified-gap", "jaillet", "llmopt.papers.jaillet.studies.certified_gap", "jaillet/certified",
           "the J §5.1 certified bracket per trial, jaillet-synthetic vs jaillet-certified (gap.md; solves nothing)")
-_register("cancelled-solve-exit", "opt", "llmopt.opt.studies.cancelled_solve_exit", "cancelled_solve_exit",
+_register("cancelled-solve-exit", "opt", "llmopt.opt.studies.cancelled_solve_exit", "opt/cancelled-solve-exit",
           "how often `llmopt solve` aborts at exit after cancelling a multi-threaded HiGHS solve")
-_register("schedule-polish", "jaillet", "llmopt.papers.jaillet.studies.schedule_polish", "schedule_polish",
+_register("schedule-polish", "jaillet", "llmopt.papers.jaillet.studies.schedule_polish", "jaillet/schedule-polish",
           "CP-SAT with a real budget, then lns from its schedule, on the 400 J §5.1 trials (with a control)")
-_register("zone-tree", "opt", "llmopt.opt.studies.zone_tree_vs_bc", "zone_tree",
+_register("zone-tree", "opt", "llmopt.opt.studies.zone_tree_vs_bc", "opt/zone-tree",
           "zone-tree (branch-and-bound on the zone LP) against HiGHS's branch-and-cut on the OPT-frontier points")
-_register("j0-theory", "jaillet", "llmopt.papers.jaillet.studies.j0_theory", "j0-theory",
+_register("j0-theory", "jaillet", "llmopt.papers.jaillet.studies.j0_theory", "jaillet/j0-theory",
           "J0 Thm 6.2's adversarial family, J Thm 4.3's O(1) ratio and J0 Thm 5.3's constant regret, measured")
 
 

@@ -456,9 +456,9 @@ SUITES.register("quick", "llmopt.papers.jaillet.suites:QUICK",
 SUITES.register("jaillet-synthetic", "llmopt.papers.jaillet.suites:JAILLET_SYNTHETIC",
                 "J §5.1 AM1 + AM2, seeds 0..199 each (Figure 2)")
 SUITES.register("ip-scaling", "llmopt.papers.jaillet.suites:IP_SCALING",
-                "AM1 at fixed (M, n), 14 points up to n = 24, 600 s per IP (results/ip_scaling)")
+                "AM1 at fixed (M, n), 14 points up to n = 24, 600 s per IP (results/jaillet/ip-scaling)")
 SUITES.register("jaillet-certified", "llmopt.papers.jaillet.suites:JAILLET_CERTIFIED",
-                "the 400 jaillet-synthetic trials with the lns stage and the energy bound (results/jaillet-certified)")
+                "the 400 jaillet-synthetic trials with the lns stage and the energy bound (results/jaillet/certified)")
 SUITES.register("opt-frontier", "llmopt.papers.jaillet.suites:OPT_FRONTIER",
                 "AM1 (n = 16, 20, 22, 24) and AM2 (T = 20…44, n = 13…35) at M = 40: proven OPT or certified gap, "
                 "600 s per IP")

@@ -385,7 +385,7 @@ def bench_report(
     """Rebuild summary.csv, summary.md and ratio_hist.png from OUT/trials.jsonl.
 
     With no SUITE, the suite stored in OUT/suite.json is used. The committed reference
-    results are rebuilt with e.g. ``--out results/jaillet-synthetic``.
+    results are rebuilt with e.g. ``--out results/jaillet/synthetic``.
     """
     from llmopt.bench.store import TRIALS_FILE, HarnessError, read_trials
     from llmopt.report.summary import write_report

@@ -57,11 +57,11 @@ tensor-parallel all-reduces (after ``attn_post_proj`` and after ``mlp_down_proj`
 The coefficients are committed in ``llmopt/engine/data/llama2_70b_a100_tp2.json`` with their
 provenance, fit errors and the splitwise cross-check; the command that refits them is::
 
-    llmopt study run fit-cost-model --out results/cost_model --data ../shared/data/profiles \\
+    llmopt study run fit-cost-model --out results/jaillet/cost-model --data ../shared/data/profiles \\
         --coefficients llmopt/engine/data/llama2_70b_a100_tp2.json
 
 Cross-check against measurements (splitwise-sim ``perf_model.csv``, Llama-2-70B, A100-80GB,
-TP 2; ``results/cost_model/README.md``): decode iterations within ±6 % (batch 1–32, median
+TP 2; ``results/jaillet/cost-model/README.md``): decode iterations within ±6 % (batch 1–32, median
 4 %); single prompts (128–8192 tokens) within ±6 % (median 4 %); batched prompts (2–32 × 512)
 12–19 % *below* the measurement, which costs batched prompts about ``b ×`` one prompt's time
 (that engine gains nothing from batching prefills, unlike Vidur's profile). The batch-64 row is

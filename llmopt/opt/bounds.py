@@ -694,8 +694,8 @@ def energy_bound(instance: Instance, ctx: BoundContext | None = None) -> BoundRe
     Dominance. ``>= sum-of-outputs``: ``Σ_k max(e_(k), q_(k)) >= Σ_k q_(k) = Σ_i (a_i + o_i)``.
     Against the LP relaxation (``lp``) no dominance is proved either way; on the J §5.1 instances
     the LP is higher on every seed measured, by 3 % (AM1) and 10 % (AM2) on average
-    (``results/energy_bound/``), while the energy bound costs under a millisecond. The bound ignores the staircase shape
-    of the usage (the fluid relaxation lets one request take all of ``M`` at once), which is
+    (``results/opt/energy-bound/``), while the energy bound costs under a millisecond. The bound ignores
+    the staircase shape of the usage (the fluid relaxation lets one request take all of ``M`` at once), which is
     where it loses against OPT.
 
     Certificate. :func:`energy_certificate` computes SRPT (heap of remaining energies) and its

@@ -20,7 +20,7 @@ The stage ``cp-sat-lns`` (:func:`cp_sat_lns_stage`) chains the two: CP-SAT hinte
 verified schedule, then :func:`llmopt.opt.lns.lns` started from CP-SAT's schedule (CP-SAT moves the
 schedule as a whole, the sub-IPs of ``lns`` then polish it locally). Measured by
 ``llmopt/papers/jaillet/studies/schedule_polish.py`` on 100 J §5.1 trials after the stored ``local-search`` + ``lns``
-(``results/schedule_polish``): with 5 deterministic seconds (18.5 CPU s on average) CP-SAT improved its
+(``results/jaillet/schedule-polish``): with 5 deterministic seconds (18.5 CPU s on average) CP-SAT improved its
 hint in 28 trials, by 1–8 TEL units; the stage lowered the best found by 0.29 % (AM1) / 0.24 % (AM2)
 on average, and 30 more ``lns`` sub-IPs without CP-SAT by 0.28 % / 0.23 % — the sub-IPs do nearly all of it.
 

@@ -15,18 +15,18 @@ AUTO_BOUNDS = "auto"
 DEFAULT_BOUNDS = (AUTO_BOUNDS,)
 #: ``auto`` adds the zone LP up to this many requests. Measured (``llmopt solve --relax``, J AM1,
 #: M = 40, seed 0): zone-lp 2.2 s at n = 30 (gap 12 % vs lp-colgen's 29 %), 40 s at n = 60, over
-#: 72 s at n = 100; its cost grows about as n^4 (``results/zone_bound``).
+#: 72 s at n = 100; its cost grows about as n^4 (``results/jaillet/zone-bound``).
 AUTO_ZONE_LP_MAX_N = 40
 #: ``auto`` adds the same zone LP by column generation (``zone-colgen``) above :data:`AUTO_ZONE_LP_MAX_N` and up
 #: to this many requests. Measured (``llmopt/opt/studies/bound_scaling.py``, J AM1, M = 40, seed 0): the same value as
 #: ``zone-lp`` at n = 40 and 60 in about half its time; 25 s at n = 100 alone on the machine where ``zone-lp``
-#: took over 300 s (``results/bound_scaling``).
+#: took over 300 s (``results/opt/bound-scaling``).
 AUTO_ZONE_COLGEN_MAX_N = 120
 #: ``auto`` adds the column-generation LP up to this many requests: 2.6 s at n = 200 (J AM1, gap
 #: 35.6 % with energy), while at 10,000 requests it overran a 200 s limit and certified only Σo.
 AUTO_LP_COLGEN_MAX_N = 2000
 #: Seconds of each stage ``auto`` may choose, predicted as ``a · (n / 40) ** e`` with ``(a, e)`` fitted to
-#: ``results/bound_scaling`` (J AM1, M = 40, seed 0, n = 40 … 200: the time at n = 40 and the least-squares
+#: ``results/opt/bound-scaling`` (J AM1, M = 40, seed 0, n = 40 … 200: the time at n = 40 and the least-squares
 #: exponent over n >= 40). ``energy`` costs under a second up to 10,000 requests and is not listed.
 AUTO_STAGE_COST = {"zone-lp": (2.16, 4.30), "zone-colgen": (1.00, 4.14), "lp-colgen": (0.29, 1.42)}
 #: ``auto`` runs a stage only when this many times its predicted seconds fit its share of the time limit:

@@ -5,7 +5,7 @@ multipliers constant on buckets of ``Δ`` times (``Δ`` from :func:`llmopt.solve
 on the context schedule's makespan, as ``lp-colgen`` chooses it), up to that makespan, within the
 context's time limit. Each step is one pricing pass, where column generation re-solves a master LP
 that grows by up to one column per request and round: at 10,000 LMSYS requests ``lp-colgen`` ended its
-300 s below the ``energy`` bound, which this stage passes (``results/trace_bracket``). At 1,000
+300 s below the ``energy`` bound, which this stage passes (``results/opt/trace-bracket``). At 1,000
 requests it reached 99.9 % of the LP value in 60 s.
 
 ``Δ`` stays the automatic bucket although a pricing pass now costs the same at ``Δ = 1``: at 10,000

@@ -7,7 +7,7 @@ order may start before requests placed early (it backfills a gap they left). Whe
 requests only at the current step, this places them anywhere in the hindsight horizon, which is what
 lets it fill the memory that a policy's look-ahead check leaves idle (at 10,000 LMSYS requests Sorted-F
 keeps 78–87 % of ``M`` busy on average over each of the 3rd–7th tenths of its run, where ``sgs-energy``
-keeps 87–97 %: both memory traces measured once, λ = 50 and all at 0; ``results/trace_bracket``).
+keeps 87–97 %: both memory traces measured once, λ = 50 and all at 0; ``results/opt/trace-bracket``).
 
 **Feasibility, proved.** Let ``u(t)`` be the memory of the requests placed so far and ``g(t) = M − u(t) − t``.
 Request ``i`` started at ``k`` adds ``s_i + (t − k)`` at ``t = k+1 … k+o_i``, so it fits iff

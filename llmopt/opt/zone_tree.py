@@ -9,7 +9,7 @@ completion order of conflicting pairs (``C_i <= C_j`` or ``C_j <= C_i``); window
 orders one request at a time and, unlike an order constraint, keep every node an ordinary zone-LP over
 smaller windows, so the node LP, its duals and the checker's Lagrangian are the root's, unchanged.
 
-What it measures (``results/zone_tree``, 120 s each on one thread, the OPT-frontier instances): its
+What it measures (``results/opt/zone-tree``, 120 s each on one thread, the OPT-frontier instances): its
 checked bound is within a fraction of a percent of HiGHS's branch-and-cut bound, above it on the
 larger instances and below it at AM1 n = 20 and AM2 n = 13, and it proves AM1 n = 16 only; it moves no
 frontier point.

@@ -1,4 +1,4 @@
-"""The papers' tables and prose figures printed in README.md and ``results/*/NOTES.md``, computed from the
+"""The papers' tables and prose figures printed in README.md and ``results/*/*/README.md``, computed from the
 committed results files.
 
 Every printed number guarded here sits between two markers in its Markdown file::
@@ -76,7 +76,7 @@ J52_POLICIES = ("mc-sf", "mc-benchmark", "alpha-protection:alpha=0.3", "alpha-pr
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# J §5.1 (results/jaillet-synthetic)
+# J §5.1 (results/jaillet/synthetic)
 
 
 def jaillet_synthetic_table() -> str:
@@ -85,9 +85,9 @@ def jaillet_synthetic_table() -> str:
     Returns
     -------
     str
-        The Markdown table, from ``results/jaillet-synthetic/summary.csv``.
+        The Markdown table, from ``results/jaillet/synthetic/summary.csv``.
     """
-    am = {w: _row("jaillet-synthetic/summary.csv", workload=f"jaillet-am{w}") for w in (1, 2)}
+    am = {w: _row("jaillet/synthetic/summary.csv", workload=f"jaillet-am{w}") for w in (1, 2)}
 
     def paper_not_optimal(r: dict[str, str]) -> str:
         return f"{int(r['paper_trials']) - int(r['paper_exact'])} / {r['paper_trials']}" if r["paper_exact"] else ""
@@ -107,7 +107,7 @@ def jaillet_synthetic_table() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# J §5.2 Table 1 (results/jaillet-table1)
+# J §5.2 Table 1 (results/jaillet/table1)
 
 
 def jaillet_table1() -> str:
@@ -116,11 +116,11 @@ def jaillet_table1() -> str:
     Returns
     -------
     str
-        The Markdown table, from the first workload of ``results/jaillet-table1/summary.csv``.
+        The Markdown table, from the first workload of ``results/jaillet/table1/summary.csv``.
     """
     lines = ["| algorithm | ours | paper | ours ÷ MC-SF | paper ÷ MC-SF | loops |", "|---|---:|---:|---:|---:|---:|"]
     for p in J52_POLICIES:
-        r = _row("jaillet-table1/summary.csv", workload="lmsys n=1000 λ=50", policy=p)
+        r = _row("jaillet/table1/summary.csv", workload="lmsys n=1000 λ=50", policy=p)
         lines.append(f"| {_policy_label(p)} | {_num(r['latency_mean']):.3f} | {_num(r['paper_mean']):.3f} | "
                      f"{_num(r['ratio_to_reference']):.3f} | {_num(r['paper_ratio_to_reference']):.3f} | "
                      f"{r['loops']}/{r['trials']} |")
@@ -128,14 +128,14 @@ def jaillet_table1() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# J Figure 3 (results/jaillet-fig3)
+# J Figure 3 (results/jaillet/fig3)
 
 #: J Figure 3's slopes as printed (no unit; DIGEST I-17): MC-SF's and the best benchmark's, per λ.
 FIG3_PAPER = {50: ("1/6", "1/2", "3"), 10: ("1/800", "1/100", "8")}
 
 
 def _fig3_slopes(rate: int, policy: str) -> dict[int, float]:
-    return {int(r["seed"]): _num(r["slope"]) for r in _csv_rows("jaillet-fig3/figure3_slopes.csv")
+    return {int(r["seed"]): _num(r["slope"]) for r in _csv_rows("jaillet/fig3/figure3_slopes.csv")
             if int(r["rate"]) == rate and r["policy"] == policy and not math.isnan(_num(r["slope"]))}
 
 
@@ -153,11 +153,11 @@ def jaillet_fig3_table() -> str:
     Returns
     -------
     str
-        The Markdown table, from ``results/jaillet-fig3/figure3_slopes.csv`` and ``figure3_cap.csv``.
+        The Markdown table, from ``results/jaillet/fig3/figure3_slopes.csv`` and ``figure3_cap.csv``.
     """
     lines = ["| λ | MC-SF slope (s per request) | best benchmark ÷ MC-SF | best α/β ÷ MC-SF | paper: best ÷ MC-SF "
              "| MC-SF below 200 s up to |", "|---|---|---|---|---|---|"]
-    cap = {(int(r["rate"]), r["policy"]): int(r["within_cap_up_to"]) for r in _csv_rows("jaillet-fig3/figure3_cap.csv")
+    cap = {(int(r["rate"]), r["policy"]): int(r["within_cap_up_to"]) for r in _csv_rows("jaillet/fig3/figure3_cap.csv")
            if r["within_cap_up_to"].strip()}
     for rate in (50, 10):
         slopes = _fig3_slopes(rate, "mc-sf")
@@ -178,9 +178,9 @@ def jaillet_fig3_table() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# J §5.2 at 10,000 requests (results/jaillet-lmsys)
+# J §5.2 at 10,000 requests (results/jaillet/lmsys)
 
-_LMSYS = "jaillet-lmsys/summary.csv"
+_LMSYS = "jaillet/lmsys/summary.csv"
 
 
 def _lmsys(rate: int, policy: str) -> dict[str, str]:
@@ -194,12 +194,12 @@ def _lmsys_mean(rate: int, alpha: str, beta: str) -> float | None:
 
 
 def jaillet_lmsys_eight() -> str:
-    """``results/jaillet-lmsys/NOTES.md``: mean latency of the eight algorithms at λ = 50 and 10 (seeds 0–4).
+    """``results/jaillet/lmsys/README.md``: mean latency of the eight algorithms at λ = 50 and 10 (seeds 0–4).
 
     Returns
     -------
     str
-        The Markdown table, from ``results/jaillet-lmsys/summary.csv``.
+        The Markdown table, from ``results/jaillet/lmsys/summary.csv``.
     """
     lines = ["| algorithm | λ = 50 | ÷ MC-SF | λ = 10 | ÷ MC-SF |", "|---|---|---|---|---|"]
     for p in J52_POLICIES:
@@ -231,7 +231,7 @@ def _span(values: Sequence[float]) -> str:
 
 
 def jaillet_lmsys_sweeps() -> str:
-    """``results/jaillet-lmsys/NOTES.md``: the α and β sweeps (J Figures 7, 8, 10, 11) beside the paper's shapes.
+    """``results/jaillet/lmsys/README.md``: the α and β sweeps (J Figures 7, 8, 10, 11) beside the paper's shapes.
 
     The numbers are means over seeds 0–4 of the default (``free``) clearing reading; a configuration with a
     looping seed is left out of a minimum.
@@ -239,7 +239,7 @@ def jaillet_lmsys_sweeps() -> str:
     Returns
     -------
     str
-        The Markdown table, from ``results/jaillet-lmsys/summary.csv``.
+        The Markdown table, from ``results/jaillet/lmsys/summary.csv``.
     """
     a50_1, m50_1 = _argmin_alpha(50, "0.1", _SWEEP_ALPHAS)
     a50_2, m50_2 = _argmin_alpha(50, "0.2", _SWEEP_ALPHAS)
@@ -274,7 +274,7 @@ def jaillet_lmsys_sweeps() -> str:
 
 
 def _lmsys_median(rate: int, policy: str) -> float:
-    text = (RESULTS / "jaillet-lmsys" / "trials.jsonl").read_text(encoding="utf-8")
+    text = (RESULTS / "jaillet" / "lmsys" / "trials.jsonl").read_text(encoding="utf-8")
     values = sorted(float(r[f"latency_{policy}"]) for r in map(json.loads, text.splitlines())
                     if r["params"]["rate"] == rate)
     mid = len(values) // 2
@@ -282,13 +282,13 @@ def _lmsys_median(rate: int, policy: str) -> float:
 
 
 def jaillet_lmsys_pass_cost() -> str:
-    """``results/jaillet-lmsys/NOTES.md``: how far charging every clearing pass moves the sweeps (medians over
+    """``results/jaillet/lmsys/README.md``: how far charging every clearing pass moves the sweeps (medians over
     seeds at λ = 50).
 
     Returns
     -------
     str
-        The parenthesis, from ``results/jaillet-lmsys/trials.jsonl``.
+        The parenthesis, from ``results/jaillet/lmsys/trials.jsonl``.
     """
     ab = "alpha-protection:alpha=0.1,beta=0.02"
     cd = "alpha-protection:alpha=0.05,beta=0.1"
@@ -299,13 +299,13 @@ def jaillet_lmsys_pass_cost() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# W (results/wang-synthetic)
+# W (results/wang/synthetic)
 
 
 def _claims_all_rounds() -> tuple[int, int, float, dict[str, tuple[int, int]]]:
-    """Scaled DP over every Phase-1 round (``results/wang-synthetic/claims.md`` §2): misses, selections, worst
+    """Scaled DP over every Phase-1 round (``results/wang/synthetic/claims.md`` §2): misses, selections, worst
     ratio, and per ε the misses and selections."""
-    text = (RESULTS / "wang-synthetic" / "claims.md").read_text(encoding="utf-8")
+    text = (RESULTS / "wang" / "synthetic" / "claims.md").read_text(encoding="utf-8")
     per_eps: dict[str, tuple[int, int]] = {}
     worst = 0.0
     for line in text.splitlines():
@@ -315,7 +315,7 @@ def _claims_all_rounds() -> tuple[int, int, float, dict[str, tuple[int, int]]]:
             per_eps[cells[1]] = (miss, total)
             worst = max(worst, float(cells[8]))
     if not per_eps:
-        raise ValueError("results/wang-synthetic/claims.md: no 'all rounds' rows in §2")
+        raise ValueError("results/wang/synthetic/claims.md: no 'all rounds' rows in §2")
     return (sum(m for m, _ in per_eps.values()), sum(t for _, t in per_eps.values()), worst, per_eps)
 
 
@@ -332,7 +332,7 @@ def wang_scaled_dp_rounds() -> str:
 
 
 def wang_scaled_dp_rounds_notes() -> str:
-    """``results/wang-synthetic/NOTES.md``: the same count, with ε = 0.1's share.
+    """``results/wang/synthetic/README.md``: the same count, with ε = 0.1's share.
 
     Returns
     -------
@@ -350,32 +350,32 @@ def wang_thm_ec1_growth() -> str:
     Returns
     -------
     str
-        E.g. ``1.449 → 3.590 for M = 16 → 256``, from the TELs of ``results/wang-synthetic/claims.md`` §1.
+        E.g. ``1.449 → 3.590 for M = 16 → 256``, from the TELs of ``results/wang/synthetic/claims.md`` §1.
     """
-    text = (RESULTS / "wang-synthetic" / "claims.md").read_text(encoding="utf-8")
+    text = (RESULTS / "wang" / "synthetic" / "claims.md").read_text(encoding="utf-8")
     rows = []
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 11 and cells[0].startswith("M^1.25"):
             rows.append((int(cells[1]), int(cells[3].replace(",", "")) / int(cells[4].replace(",", ""))))
     if len(rows) < 2:
-        raise ValueError("results/wang-synthetic/claims.md: fewer than two Y = M^1.25 rows in §1")
+        raise ValueError("results/wang/synthetic/claims.md: fewer than two Y = M^1.25 rows in §1")
     rows.sort()
     return f"{rows[0][1]:.3f} → {rows[-1][1]:.3f} for M = {rows[0][0]} → {rows[-1][0]}"
 
 
 def wang_short_horizon_gain() -> str:
-    """``results/wang-synthetic/NOTES.md``: how much LP-Swap beats Sorted-LP with the too-short horizon
+    """``results/wang/synthetic/README.md``: how much LP-Swap beats Sorted-LP with the too-short horizon
     ``T̄ = n`` and ties in input order (per LP method, mean over seeds; the mix per seed too).
 
     Returns
     -------
     str
-        The bold phrase, from ``results/wang-synthetic/lp_optima.csv``.
+        The bold phrase, from ``results/wang/synthetic/lp_optima.csv``.
     """
     per: dict[tuple[str, str], list[float]] = {}
     per_seed: dict[str, list[float]] = {}
-    for r in _csv_rows("wang-synthetic/lp_optima.csv"):
+    for r in _csv_rows("wang/synthetic/lp_optima.csv"):
         if r["horizon"] == "n-literal" and r["tie"] == "index":
             per.setdefault((r["dataset"], r["method"]), []).append(-_num(r["swap_vs_lp"]))
             if r["dataset"] == "lmsys+arxiv":
@@ -389,12 +389,12 @@ def wang_short_horizon_gain() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# C (results/chen-lmsys)
+# C (results/chen/lmsys)
 
 
 def _chen_section6(setting: str, algorithm: str) -> float:
-    """Mean latency over seeds at n = 2,000 of one C §6 setting (``results/chen-lmsys/figures_5_7.csv``)."""
-    return _num(_row("chen-lmsys/figures_5_7.csv", setting=setting, n="2000", algorithm=algorithm)["latency_mean"])
+    """Mean latency over seeds at n = 2,000 of one C §6 setting (``results/chen/lmsys/figures_5_7.csv``)."""
+    return _num(_row("chen/lmsys/figures_5_7.csv", setting=setting, n="2000", algorithm=algorithm)["latency_mean"])
 
 
 def chen_section6_amin() -> str:
@@ -403,7 +403,7 @@ def chen_section6_amin() -> str:
     Returns
     -------
     str
-        The phrase, from ``results/chen-lmsys/figures_5_7.csv``.
+        The phrase, from ``results/chen/lmsys/figures_5_7.csv``.
     """
     def r(setting: str) -> float:
         return _chen_section6(setting, "a-min") / _chen_section6(setting, "h-sf")
@@ -419,7 +419,7 @@ def chen_section6_amax() -> str:
     Returns
     -------
     str
-        The phrase, from ``results/chen-lmsys/figures_5_7.csv``.
+        The phrase, from ``results/chen/lmsys/figures_5_7.csv``.
     """
     poor = _chen_section6("exp1", "a-max") / _chen_section6("exp1", "h-sf")
     worse = max(_chen_section6(f"exp3 x={x}", "a-max") for x in ("0.95", "0.99")) / _chen_section6("exp3 x=0.1",
@@ -434,39 +434,39 @@ def chen_exp1_ratios() -> str:
     Returns
     -------
     str
-        E.g. ``1.75× (C-like) / 1.82× (staged) in Exp. 1``, from ``results/chen-lmsys/c_like_records.csv``
+        E.g. ``1.75× (C-like) / 1.82× (staged) in Exp. 1``, from ``results/chen/lmsys/c_like_records.csv``
         (continuous engine) and ``figures_5_7.csv``.
     """
-    rows = [r for r in _csv_rows("chen-lmsys/c_like_records.csv") if r["n"] == "2000" and r["engine"] == "continuous"
+    rows = [r for r in _csv_rows("chen/lmsys/c_like_records.csv") if r["n"] == "2000" and r["engine"] == "continuous"
             and "'shared:lower=1,upper=1000'" in r["params"] and not r["error"]]
     if not rows:
-        raise ValueError("results/chen-lmsys/c_like_records.csv: no Exp. 1 rows at n = 2000")
+        raise ValueError("results/chen/lmsys/c_like_records.csv: no Exp. 1 rows at n = 2000")
     c_like = sum(_num(r["latency_a-min"]) for r in rows) / sum(_num(r["latency_h-sf"]) for r in rows)
     staged = _chen_section6("exp1", "a-min") / _chen_section6("exp1", "h-sf")
     return f"{c_like:.2f}× (C-like) / {staged:.2f}× (staged) in Exp. 1"
 
 
 def chen_x01_amin() -> str:
-    """``results/chen-lmsys/NOTES.md``: A_min ÷ H-SF at n = 2,000, x = 0.1, to three decimals (the verdict's
+    """``results/chen/lmsys/README.md``: A_min ÷ H-SF at n = 2,000, x = 0.1, to three decimals (the verdict's
     threshold is 1.10, and the ratio, 1.1049…, rounds onto it at two).
 
     Returns
     -------
     str
-        The ratio of the mean latencies, from ``results/chen-lmsys/figures_5_7.csv``.
+        The ratio of the mean latencies, from ``results/chen/lmsys/figures_5_7.csv``.
     """
     return f"{_chen_section6('exp3 x=0.1', 'a-min') / _chen_section6('exp3 x=0.1', 'h-sf'):.3f}"
 
 
 def chen_m_sweep() -> str:
-    """``results/chen-lmsys/NOTES.md``: A_min ÷ H-SF in C Exp. 1 as M grows (C-like sample).
+    """``results/chen/lmsys/README.md``: A_min ÷ H-SF in C Exp. 1 as M grows (C-like sample).
 
     Returns
     -------
     str
         The phrase with the continuous and the discrete engine's ratios, from ``c_like_m_sweep.csv``.
     """
-    rows = [r for r in _csv_rows("chen-lmsys/c_like_m_sweep.csv") if r["setting"] == "exp1"
+    rows = [r for r in _csv_rows("chen/lmsys/c_like_m_sweep.csv") if r["setting"] == "exp1"
             and float(r["factor"]).is_integer()]
     cont = [(int(float(r["factor"])), _num(r["cont_a-min"]) / _num(r["cont_h-sf"])) for r in rows]
     disc = {int(float(r["factor"])): _num(r["disc_a-min"]) / _num(r["disc_h-sf"]) for r in rows}
@@ -475,18 +475,18 @@ def chen_m_sweep() -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# results/schedule_polish
+# results/jaillet/schedule-polish
 
 
 def schedule_polish_memory() -> str:
-    """``results/schedule_polish/README.md``: the memory limits of the replayed J §5.1 trials.
+    """``results/jaillet/schedule-polish/README.md``: the memory limits of the replayed J §5.1 trials.
 
     Returns
     -------
     str
         ``M = 40`` if every trial has it, else the range, e.g. ``M = 30–50``.
     """
-    text = (RESULTS / "schedule_polish" / "trials.jsonl").read_text(encoding="utf-8")
+    text = (RESULTS / "jaillet" / "schedule-polish" / "trials.jsonl").read_text(encoding="utf-8")
     ms = sorted({int(json.loads(line)["M"]) for line in text.splitlines() if line.strip()})
     return f"M = {ms[0]}" if len(ms) == 1 else f"M = {ms[0]}–{ms[-1]}"
 
@@ -505,31 +505,31 @@ class Block:
 
 
 BLOCKS: dict[str, Block] = {
-    "j-synthetic-table": Block(jaillet_synthetic_table, ("README.md",), "results/jaillet-synthetic/summary.csv"),
-    "j-table1": Block(jaillet_table1, ("README.md",), "results/jaillet-table1/summary.csv"),
+    "j-synthetic-table": Block(jaillet_synthetic_table, ("README.md",), "results/jaillet/synthetic/summary.csv"),
+    "j-table1": Block(jaillet_table1, ("README.md",), "results/jaillet/table1/summary.csv"),
     "j-fig3-table": Block(jaillet_fig3_table, ("README.md",),
-                          "results/jaillet-fig3/figure3_slopes.csv, figure3_cap.csv"),
-    "j-lmsys-eight": Block(jaillet_lmsys_eight, ("results/jaillet-lmsys/NOTES.md",),
-                           "results/jaillet-lmsys/summary.csv"),
-    "j-lmsys-sweeps": Block(jaillet_lmsys_sweeps, ("results/jaillet-lmsys/NOTES.md",),
-                            "results/jaillet-lmsys/summary.csv"),
-    "j-lmsys-pass-cost": Block(jaillet_lmsys_pass_cost, ("results/jaillet-lmsys/NOTES.md",),
-                               "results/jaillet-lmsys/trials.jsonl"),
-    "w-thm-ec1-growth": Block(wang_thm_ec1_growth, ("README.md",), "results/wang-synthetic/claims.md §1"),
-    "w-scaled-dp-rounds": Block(wang_scaled_dp_rounds, ("README.md",), "results/wang-synthetic/claims.md §2"),
-    "w-scaled-dp-rounds-notes": Block(wang_scaled_dp_rounds_notes, ("results/wang-synthetic/NOTES.md",),
-                                      "results/wang-synthetic/claims.md §2"),
-    "w-short-horizon-gain": Block(wang_short_horizon_gain, ("results/wang-synthetic/NOTES.md",),
-                                  "results/wang-synthetic/lp_optima.csv"),
-    "c-section6-amin": Block(chen_section6_amin, ("README.md",), "results/chen-lmsys/figures_5_7.csv"),
-    "c-section6-amax": Block(chen_section6_amax, ("README.md",), "results/chen-lmsys/figures_5_7.csv"),
+                          "results/jaillet/fig3/figure3_slopes.csv, figure3_cap.csv"),
+    "j-lmsys-eight": Block(jaillet_lmsys_eight, ("results/jaillet/lmsys/README.md",),
+                           "results/jaillet/lmsys/summary.csv"),
+    "j-lmsys-sweeps": Block(jaillet_lmsys_sweeps, ("results/jaillet/lmsys/README.md",),
+                            "results/jaillet/lmsys/summary.csv"),
+    "j-lmsys-pass-cost": Block(jaillet_lmsys_pass_cost, ("results/jaillet/lmsys/README.md",),
+                               "results/jaillet/lmsys/trials.jsonl"),
+    "w-thm-ec1-growth": Block(wang_thm_ec1_growth, ("README.md",), "results/wang/synthetic/claims.md §1"),
+    "w-scaled-dp-rounds": Block(wang_scaled_dp_rounds, ("README.md",), "results/wang/synthetic/claims.md §2"),
+    "w-scaled-dp-rounds-notes": Block(wang_scaled_dp_rounds_notes, ("results/wang/synthetic/README.md",),
+                                      "results/wang/synthetic/claims.md §2"),
+    "w-short-horizon-gain": Block(wang_short_horizon_gain, ("results/wang/synthetic/README.md",),
+                                  "results/wang/synthetic/lp_optima.csv"),
+    "c-section6-amin": Block(chen_section6_amin, ("README.md",), "results/chen/lmsys/figures_5_7.csv"),
+    "c-section6-amax": Block(chen_section6_amax, ("README.md",), "results/chen/lmsys/figures_5_7.csv"),
     "c-exp1-ratios": Block(chen_exp1_ratios, ("README.md",),
-                           "results/chen-lmsys/c_like_records.csv, figures_5_7.csv"),
-    "c-x01-amin": Block(chen_x01_amin, ("results/chen-lmsys/NOTES.md",), "results/chen-lmsys/figures_5_7.csv"),
-    "c-m-sweep": Block(chen_m_sweep, ("results/chen-lmsys/NOTES.md",),
-                       "results/chen-lmsys/c_like_m_sweep.csv"),
-    "polish-memory": Block(schedule_polish_memory, ("results/schedule_polish/README.md",),
-                           "results/schedule_polish/trials.jsonl"),
+                           "results/chen/lmsys/c_like_records.csv, figures_5_7.csv"),
+    "c-x01-amin": Block(chen_x01_amin, ("results/chen/lmsys/README.md",), "results/chen/lmsys/figures_5_7.csv"),
+    "c-m-sweep": Block(chen_m_sweep, ("results/chen/lmsys/README.md",),
+                       "results/chen/lmsys/c_like_m_sweep.csv"),
+    "polish-memory": Block(schedule_polish_memory, ("results/jaillet/schedule-polish/README.md",),
+                           "results/jaillet/schedule-polish/trials.jsonl"),
 }
 
 

@@ -4,7 +4,7 @@ The other interval policies and the shared machinery (:func:`interval_of`, the p
 running set) live in :mod:`llmopt.policies.intervals`, whose module docstring compares them.
 A_min is the one that cancels on its own lower bounds, so its readings of the printed
 pseudo-code, the cycle guard and the choice of default (by the table in
-``results/amin_readings/README.md``) are documented here.
+``results/chen/amin-readings/README.md``) are documented here.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class AMin:
     always runs in time and, with the default ``running_estimate``, the KV cache never
     overflows.
 
-    **Why this default** (``results/amin_readings/README.md``: every reading on C's theory
+    **Why this default** (``results/chen/amin-readings/README.md``: every reading on C's theory
     instances and C §6): certified with ``õ ← max(õ, a)`` matches C §6 best (7 of 10 rows;
     ``õ ← a`` the other 3, within 3 %; repaired 1.2–3.2× slower); the repaired readings follow
     Lemma 2 / Figure 1 on ``ℓ = 1`` instances, where the default never cancels and orders like

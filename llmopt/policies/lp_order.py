@@ -29,7 +29,7 @@ is exactly Relax-LP. For large instances (W §7: n = 2,000, M = 16,492, ~5·10�
 * What it does **not** keep is the exact LP optimum, so ``y`` (hence the order) can differ
   from the ``Δ = 1`` solution. ``llmopt/papers/wang/studies/lp_bucket_sensitivity.py`` measures how much
   (order agreement and TEL against ``Δ = 1`` where the exact LP is solvable); the table is in
-  ``results/wang-mixed/lp_bucket.md``.
+  ``results/wang/mixed/lp_bucket.md``.
 
 One LP solution is cached per (requests, M, Δ), so Sorted-LP and LP-Swap run on the same
 instance in one process share it (no model built twice).

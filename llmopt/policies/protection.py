@@ -31,7 +31,7 @@ with extremely small β, this requires a significant time." Three readings:
 
 Why a lost batch and not a fixed stall: the paper's simulator advances time only by
 batches (Vidur's batch times), and "after clearing the processing requests" the memory is
-checked again at the next batch. Measured (``results/jaillet-lmsys/NOTES.md``): under this
+checked again at the next batch. Measured (``results/jaillet/lmsys/README.md``): under this
 module's overflow test the projection exceeds ``M`` by at most one token per running
 request, so one β-pass almost always frees enough and ``"extra-passes"`` hardly differs
 from ``"free"``. Both timed readings need the continuous engine (the discrete one refuses

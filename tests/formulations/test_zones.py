@@ -151,7 +151,7 @@ def test_proves_a_j_am1_optimum_without_an_ip():
     inst = make_instance("jaillet-am1", seed=0, n_range=(6, 6), M_range=(40, 40))
     mcsf = simulate(inst, make_policy("mc-sf"))
     opt, _ = exhaustive_opt(inst, mcsf.tel)
-    assert opt == 240  # results/ip_scaling: proven by HiGHS too
+    assert opt == 240  # results/jaillet/ip-scaling: proven by HiGHS too
     zone = compute_bound("zone-lp", inst, BoundContext(upper_bound_starts=dict(mcsf.starts)))
     assert zone.verified and math.ceil(zone.value - 1e-6) == opt, zone.detail
     assert compute_bound("lp", inst).value < 200

@@ -1,4 +1,4 @@
-"""Golden numbers of ``results/amin_readings`` (issue 22 item 2, issue 25 item 3): every reading of C's
+"""Golden numbers of ``results/chen/amin-readings`` (issue 22 item 2, issue 25 item 3): every reading of C's
 A_min (study ``amin-readings``, :mod:`llmopt.papers.chen.studies.amin_readings`).
 
 The folder publishes a Markdown table (ratios to 3 decimals, cancellation counts, the step of an
@@ -6,7 +6,7 @@ overflow, the best-matching reading) and ``readings.csv``, so each test recomput
 study does and compares the table's cells exactly, and also pins the exact integer TELs / float
 latencies behind them (hard-coded here, so that a regeneration that moves them shows in review).
 A failure means a change moved a published number: if it is intended, rerun
-``llmopt study run amin-readings --out results/amin_readings`` and update the hard-coded values.
+``llmopt study run amin-readings --out results/chen/amin-readings`` and update the hard-coded values.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pytest
 from golden_support import RESULTS, markdown_row
 from helpers import needs_trace_data
 
-README = RESULTS / "amin_readings" / "README.md"
+README = RESULTS / "chen" / "amin-readings" / "README.md"
 
 
 def test_amin_readings_theory_f1_u2() -> None:
-    """``results/amin_readings/README.md``, chen-theory row "F1 u=2" (seed 0, n = 20,000, M = 934):
+    """``results/chen/amin-readings/README.md``, chen-theory row "F1 u=2" (seed 0, n = 20,000, M = 934):
     Lemma 2 at s = 1 1.243; certified A_min / H-SF 1.226 with 0 cancellations (TEL 655,856 against
     H-SF's 534,907), the same with õ ← a; repaired 1.298 with 2,840 cancellations (TEL 694,413), the same
     with õ ← a; literal "overflow (step 1)" with either update; best match certified. Every schedule
@@ -40,7 +40,7 @@ def test_amin_readings_theory_f1_u2() -> None:
 
 @needs_trace_data
 def test_amin_readings_lmsys_exp3_x01() -> None:
-    """``results/amin_readings/README.md``, row "chen-lmsys exp3 x=0.1" (n = 2,000, seed 0, Llama2-70B on
+    """``results/chen/amin-readings/README.md``, row "chen-lmsys exp3 x=0.1" (n = 2,000, seed 0, Llama2-70B on
     2×A100, continuous engine): H-SF's mean latency 67.765 s, certified 1.106 (520 cancellations),
     repaired 1.363 (2,107 cancellations), certified õ←a 1.123 (537), repaired õ←a 1.679 (5,198), literal
     "overflow (iteration 9)" with either update; best match certified. Every schedule re-verified by the

@@ -1,4 +1,4 @@
-"""Golden counts of ``results/amin_step_cost/README.md`` (C Theorem 3, ``benchmarks/amin_step_cost.py``, a speed
+"""Golden counts of ``results/perf/amin-step-cost/README.md`` (C Theorem 3, ``benchmarks/amin_step_cost.py``, a speed
 measurement; the runs it times are :func:`llmopt.bench.speed_cases.amin_step_run`).
 
 Times are not golden (they depend on the machine); the counts beside them are deterministic: decisions,
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from golden_support import RESULTS, markdown_row
 
-README = RESULTS / "amin_step_cost" / "README.md"
+README = RESULTS / "perf" / "amin-step-cost" / "README.md"
 
 
 def test_counts_at_m_1000() -> None:

@@ -1,9 +1,9 @@
-"""Golden values of ``results/bound_scaling`` (study ``bound-scaling``, :mod:`llmopt.opt.studies.bound_scaling`).
+"""Golden values of ``results/opt/bound-scaling`` (study ``bound-scaling``, :mod:`llmopt.opt.studies.bound_scaling`).
 
 Recomputes the bound stages at ``n = 10`` and ``n = 20`` (J AM1, M = 40, seed 0, MC-SF's windows) and
 compares each checker value with the committed row (times are not compared). A failure means a change
-moved a bound: if intended, rerun ``llmopt study run bound-scaling --out results/bound_scaling`` (it appends; delete the
-rows to recompute) and say why.
+moved a bound: if intended, rerun ``llmopt study run bound-scaling --out results/opt/bound-scaling`` (it
+appends; delete the rows to recompute) and say why.
 
 Part (c): the ``zone-tree`` rows at ``n = 10`` and ``20`` (a node limit and no binding time limit, so the
 tree is deterministic) are grown again and give the committed node count and checked bound.
@@ -20,7 +20,7 @@ import json
 import pytest
 from golden_support import RESULTS
 
-ROWS = RESULTS / "bound_scaling" / "rows.jsonl"
+ROWS = RESULTS / "opt" / "bound-scaling" / "rows.jsonl"
 
 
 def _committed() -> dict[tuple[int, str], dict]:

@@ -43,21 +43,21 @@ AM1_N16 = {"M_range": [40, 40], "n_range": [16, 16]}
 
 
 def test_opt_frontier_am1_n16_before_ip() -> None:
-    """``results/opt_frontier/trials.jsonl``, AM1 n = 16 (the smallest AM1 point): MC-SF TEL 961,
+    """``results/jaillet/opt-frontier/trials.jsonl``, AM1 n = 16 (the smallest AM1 point): MC-SF TEL 961,
     FCFS 2,047, local search 960 (= the proven OPT, so no later stage can change the incumbent the
     bounds and the model rest on), the bounds ``lp`` 684.80…, ``energy`` 607 and ``zone-lp`` 955.19…
     (all checker-verified), and the ``hindsight-ip-zones`` model's size (4,501 columns, 143,359
     nonzeros, 299 zone rows). The ``lns`` / ``cp-sat`` stages (27 s, stopped by wall-clock budgets)
     and the 600-s IP are not rerun."""
-    suite = suite_of("opt_frontier")
-    rec = record("opt_frontier", "jaillet-am1", 0, AM1_N16)
+    suite = suite_of("jaillet/opt-frontier")
+    rec = record("jaillet/opt-frontier", "jaillet-am1", 0, AM1_N16)
     assert rec["incumbent_source"] == "local-search" and rec["opt"] == rec["incumbent"]
     new = hindsight_before_ip(suite, task_of(suite, rec), upper_bounds=("mc-sf", "fcfs", "local-search"))
     fields = ["instance", "n", "M", "tel_mc-sf", "verified_mc-sf", "tel_fcfs", "verified_fcfs", "heuristic_mc-sf",
               "heuristic_fcfs", "heuristic_local-search", "incumbent", "incumbent_source",
               *(f"bound_{b}{v}" for b in ("lp", "energy", "zone-lp") for v in ("", "_verified")),
               *(k for k in rec if k.startswith("model_"))]
-    assert_fields("results/opt_frontier AM1 n=16", rec, new, fields)
+    assert_fields("results/jaillet/opt-frontier AM1 n=16", rec, new, fields)
     assert (new["tel_mc-sf"], new["incumbent"], new["model_cols"], new["model_nnz"]) == (961, 960, 4501, 143359)
 
 
@@ -65,17 +65,17 @@ def test_opt_frontier_am1_n16_before_ip() -> None:
 
 
 def test_ip_scaling_am1_n6_whole_trial() -> None:
-    """``results/ip_scaling/trials.jsonl``, M = 40, n = 6 (the smallest point): the whole record,
+    """``results/jaillet/ip-scaling/trials.jsonl``, M = 40, n = 6 (the smallest point): the whole record,
     IP included — HiGHS proves OPT = 240 in about 3 s under the suite's 600-s limit, so the result
     does not depend on the machine's load: status ``optimal``, OPT 240 (README), bound 240, MC-SF
     TEL 240 (= OPT), FCFS TEL, the LP bound 196.94…, the model's size (625 integer columns, 14,372
     nonzeros, README) and every other non-timing field."""
     from llmopt.bench.tasks import run_task
 
-    suite = suite_of("ip_scaling")
-    rec = record("ip_scaling", "jaillet-am1", 0, AM1_N6)
+    suite = suite_of("jaillet/ip-scaling")
+    rec = record("jaillet/ip-scaling", "jaillet-am1", 0, AM1_N6)
     new = run_task(suite, task_of(suite, rec))
-    assert_fields("results/ip_scaling M=40 n=6", rec, new, deterministic_fields(rec))
+    assert_fields("results/jaillet/ip-scaling M=40 n=6", rec, new, deterministic_fields(rec))
     assert (new["status"], new["opt"], new["tel_mc-sf"]) == ("optimal", 240, 240)
     assert (new["model_int_cols"], new["model_nnz"]) == (625, 14372)
 
@@ -88,18 +88,18 @@ def test_ip_scaling_am1_n6_whole_trial() -> None:
     ("jaillet-certified", "jaillet-am2", 110, {}),
 ], ids=["ip-scaling-n6", "certified-am2-seed110"])
 def test_zone_bound(source: str, workload: str, seed: int, params: dict) -> None:
-    """``results/zone_bound/trials.jsonl``, recomputed with the ``zone-bound`` study's own
+    """``results/jaillet/zone-bound/trials.jsonl``, recomputed with the ``zone-bound`` study's own
     ``evaluate`` from the stored source record: the ``zone-lp`` bound (ip-scaling n = 6: 239.12…,
     README table "239.1", which proves OPT 240 alone; J §5.1 AM2 seed 110, n = 11: 245.76…), its
     checker detail (split, number of zone rows), MC-SF's TEL, the bound and gap before → after and
     the proven flags. ``zone_s`` (seconds) is not compared."""
     from llmopt.papers.jaillet.studies import zone_bound as zb
 
-    rec = record("zone_bound", workload, seed, params, suite=source)
-    source_folder = {"ip-scaling": "ip_scaling", "jaillet-certified": "jaillet-certified"}[source]
+    rec = record("jaillet/zone-bound", workload, seed, params, suite=source)
+    source_folder = {"ip-scaling": "jaillet/ip-scaling", "jaillet-certified": "jaillet/certified"}[source]
     src = record(source_folder, workload, seed, params)
     new = zb.evaluate(src)
-    assert_fields(f"results/zone_bound {source} {workload} seed {seed}", rec, new,
+    assert_fields(f"results/jaillet/zone-bound {source} {workload} seed {seed}", rec, new,
                   [k for k in rec if k != "zone_s"])
     if source == "ip-scaling":
         assert new["zone_proves"] is True and f"{new['bound_zone']:.1f}" == "239.1"
@@ -108,18 +108,20 @@ def test_zone_bound(source: str, workload: str, seed: int, params: dict) -> None
 
 
 def test_zone_bound_rows_agree_with_the_runs_they_come_from() -> None:
-    """Every row of ``results/zone_bound/trials.jsonl`` was evaluated from the bracket its source run
+    """Every row of ``results/jaillet/zone-bound/trials.jsonl`` was evaluated from the bracket its source run
     holds now (best found, status, bound), and every stored source trial has its row: a source rerun
     (e.g. ``opt_frontier`` proving AM1 n = 20) must regenerate the table (issue 27: a stale "best
     found" row stayed after ``--write``)."""
     from llmopt.papers.jaillet.studies import zone_bound as zb
 
-    rows = {zb._key(r): r for r in map(json.loads, (RESULTS / "zone_bound" / "trials.jsonl").read_text().splitlines())}
+    lines = (RESULTS / "jaillet" / "zone-bound" / "trials.jsonl").read_text().splitlines()
+    rows = {zb._key(r): r for r in map(json.loads, lines)}
     sources = zb.sources(None)
     assert len(rows) == len(sources) == 416
     stale = [k for k in (zb._key(s) for s in sources) if k not in rows]
     stale += [zb._key(s) for s in sources if zb._key(s) in rows and not zb._same_inputs(rows[zb._key(s)], s)]
-    assert not stale, ("stale or missing zone_bound rows (rerun llmopt study run zone-bound --out results/zone_bound): "
+    assert not stale, ("stale or missing zone_bound rows "
+                       "(rerun llmopt study run zone-bound --out results/jaillet/zone-bound): "
                        f"{stale[:3]}")
 
 
@@ -127,12 +129,12 @@ def test_zone_bound_rows_agree_with_the_runs_they_come_from() -> None:
 
 
 def _assert_trace_row_matches(eb: Any, row: dict[str, Any], label: str) -> None:
-    """The README row ``label`` of ``results/energy_bound``, rendered by the script from ``row``,
+    """The README row ``label`` of ``results/opt/energy-bound``, rendered by the script from ``row``,
     equals the committed one in every column but the timings."""
     text = eb.render([], [row], None, _energy_args(), 0.0)
     line = next(x for x in text.splitlines() if x.startswith(f"| {label} |"))
     new_cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    committed = markdown_row(RESULTS / "energy_bound" / "README.md", (label,))
+    committed = markdown_row(RESULTS / "opt" / "energy-bound" / "README.md", (label,))
     timing = {6, 7, 8, 10}  # stage, SRPT, checker and MC-SF seconds
     keep = [i for i in range(len(committed)) if i not in timing]
     assert [new_cells[i] for i in keep] == [committed[i] for i in keep]
@@ -143,7 +145,7 @@ def _energy_args() -> argparse.Namespace:
 
 
 def test_energy_bound_am2_seed19() -> None:
-    """``results/energy_bound/README.md``, per-seed table, jaillet-am2 seed 19 (n = 25, the smallest):
+    """``results/opt/energy-bound/README.md``, per-seed table, jaillet-am2 seed 19 (n = 25, the smallest):
     n 25, M 31, Σo 379, energy bound 943, LP bound 1125.0, MC-SF TEL 1,602, local search 1,574,
     energy/lp 0.838, energy/best 0.599 — recomputed as the ``energy-bound`` study does and
     rendered with its own table code."""
@@ -168,14 +170,14 @@ def test_energy_bound_am2_seed19() -> None:
     text = eb.render([row], [], "not recomputed here", _energy_args(), 0.0)
     line = next(x for x in text.splitlines() if x.startswith(f"| {wl} | {seed} |"))
     new_cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    committed = markdown_row(RESULTS / "energy_bound" / "README.md", (wl, str(seed)))
-    assert new_cells == committed, f"results/energy_bound/README.md row {committed} recomputed as {new_cells}"
+    committed = markdown_row(RESULTS / "opt" / "energy-bound" / "README.md", (wl, str(seed)))
+    assert new_cells == committed, f"results/opt/energy-bound/README.md row {committed} recomputed as {new_cells}"
     assert (inst.n, inst.total_output, en.value, tel_mcsf, tel_ls) == (25, 379, 943, 1602, 1574)
 
 
 @needs_trace_data
 def test_energy_bound_trace_all_at_zero() -> None:
-    """``results/energy_bound/README.md``, trace table, row "same requests, all at 0" (10,000 LMSYS
+    """``results/opt/energy-bound/README.md``, trace table, row "same requests, all at 0" (10,000 LMSYS
     requests, every arrival at 0): n 10,000, Σo 945,040, energy bound 13,900,611, MC-SF TEL
     23,088,131 and the three ratios. The row's prompts and outputs are the λ = 50 draw; with every
     arrival set to 0 the step length ``DT`` (from a continuous-time run) does not matter, so none is
@@ -201,7 +203,7 @@ def test_energy_bound_trace_all_at_zero() -> None:
 
 @needs_trace_data
 def test_energy_bound_trace_low_demand() -> None:
-    """``results/energy_bound/README.md``, trace table, row "λ = 10 /s, DT = 0.1376 s": the step
+    """``results/opt/energy-bound/README.md``, trace table, row "λ = 10 /s, DT = 0.1376 s": the step
     length DT (MC-SF's mean iteration length in the continuous engine, Llama2-70B cost model), the
     last arrival step 7,185, the fluid load 0.99, Σo 945,040, the energy bound (= Σo here) and MC-SF's
     discrete TEL 1,495,429, with the three ratios. Times are not compared."""
@@ -237,17 +239,17 @@ def test_energy_bound_trace_low_demand() -> None:
 
 
 def test_bound_directions_am1_n6() -> None:
-    """``results/bound_directions/README.md``, row "AM1 M=40 n=6" (reference OPT 240): the LP 197
+    """``results/opt/bound-directions/README.md``, row "AM1 M=40 n=6" (reference OPT 240): the LP 197
     (17.9 %), cg-rows 200 (16.7 %), pair 202 (16.0 %), biclique 214 (10.7 %) after 18 separation
     rounds — recomputed with the ``bound-directions`` study's ``bound`` and compared with the
     table's rounding; the biclique seconds are not compared."""
     from llmopt.opt.studies import bound_directions as bd
     from llmopt.workloads import make_instance
 
-    src = record("ip_scaling", "jaillet-am1", 0, AM1_N6)
+    src = record("jaillet/ip-scaling", "jaillet-am1", 0, AM1_N6)
     inst = make_instance("jaillet-am1", seed=0, n_range=(6, 6), M_range=(40, 40))
     ref = src["incumbent"]
-    committed = markdown_row(RESULTS / "bound_directions" / "README.md", ("AM1 M=40 n=6",))
+    committed = markdown_row(RESULTS / "opt" / "bound-directions" / "README.md", ("AM1 M=40 n=6",))
     cells, rounds = [], None
     for fam in bd.FAMILIES:
         value, r, _secs = bd.bound(inst, ref, fam)
@@ -256,7 +258,7 @@ def test_bound_directions_am1_n6() -> None:
             rounds = r
     kind = "OPT" if src["status"] == "optimal" else "best found"
     new = ["AM1 M=40 n=6", f"{ref} ({kind})", *cells, f"{rounds:.0f}"]
-    assert new == committed[:-1], f"results/bound_directions/README.md row {committed} recomputed as {new}"
+    assert new == committed[:-1], f"results/opt/bound-directions/README.md row {committed} recomputed as {new}"
     assert new[1:] == ["240 (OPT)", "197 (17.9%)", "200 (16.7%)", "202 (16.0%)", "214 (10.7%)", "18"]
 
 
@@ -264,7 +266,7 @@ def test_bound_directions_am1_n6() -> None:
 
 
 def test_highs_presolve_am2_seed0() -> None:
-    """``results/highs_presolve/rows.json``, "am2 seed 0" (the smallest J instance) and the model
+    """``results/perf/highs-presolve/rows.json``, "am2 seed 0" (the smallest J instance) and the model
     sizes of "am1 seed 1": rows / columns / nonzeros of the LP relaxation (661 / 16,000 / 364,255)
     and of the dual LP, and the optimal objective 1706.848… of both solved with presolve off (the
     adapter's setting). The folder is a timing study: its seconds, and the presolve-on solves, are
@@ -272,7 +274,7 @@ def test_highs_presolve_am2_seed0() -> None:
     from llmopt.bench.speed_cases import presolve_instances, presolve_models
     from llmopt.solvers.highs import HighsSolver
 
-    rows = json.loads((RESULTS / "highs_presolve" / "rows.json").read_text())
+    rows = json.loads((RESULTS / "perf" / "highs-presolve" / "rows.json").read_text())
     committed = {(r["instance"], r["lp"]): r for r in rows}
     instances = presolve_instances()
     for name in ("am2 seed 0", "am1 seed 1"):
@@ -282,6 +284,6 @@ def test_highs_presolve_am2_seed0() -> None:
             if name == "am2 seed 0":
                 res = HighsSolver(presolve="off").solve(model, time_limit=600.0, threads=1)
                 new.update(presolve_off_status=res.status.value, presolve_off_objective=res.objective)
-            assert_fields(f"results/highs_presolve {name} {kind}", row, new, list(new))
+            assert_fields(f"results/perf/highs-presolve {name} {kind}", row, new, list(new))
     assert math.isclose(committed["am2 seed 0", "lp"]["presolve_off_objective"], 1706.8482855457623, rel_tol=1e-9)
     assert (committed["am2 seed 0", "lp"]["cols"], committed["am2 seed 0", "lp"]["nnz"]) == (16_000, 364_255)

@@ -1,9 +1,9 @@
-"""Golden numbers of suite ``chen-cor2`` (``results/chen-cor2/cor2.md``, ``cor2.csv``; C Corollary 2).
+"""Golden numbers of suite ``chen-cor2`` (``results/chen/cor2/cor2.md``, ``cor2.csv``; C Corollary 2).
 
 Recomputes seed 0 at bucket width 10 (both readings) and the basic setting's closed form, checks the
 claim verdict the report prints, and that the claim check catches a bucketed ratio above the basic one.
 A failure means a change moved a published number: if intended, rerun
-``llmopt bench run chen-cor2 --out results/chen-cor2`` and update them.
+``llmopt bench run chen-cor2 --out results/chen/cor2`` and update them.
 
 Breakages caught (by hand): ``a-min-multi`` built from the unbinned instance (ratio 5.749 ≠ 1.446);
 ``cor2_claim`` comparing with ``>=`` (the tampered frame passes); the closed form on ``[1, u]`` with
@@ -23,7 +23,7 @@ from llmopt.papers.chen.cor2 import CHEN_COR2, COR2_U, cor2_claim, cor2_frame
 from llmopt.policies import make_policy_spec
 from llmopt.workloads import WORKLOADS
 
-OUT = RESULTS / "chen-cor2"
+OUT = RESULTS / "chen" / "cor2"
 
 
 def _rows() -> list[dict[str, str]]:

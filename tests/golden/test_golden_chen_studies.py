@@ -1,13 +1,13 @@
 """Golden numbers of two Chen studies: ``chen-c-like`` (:mod:`llmopt.papers.chen.studies.c_like`,
-``results/chen-lmsys/c_like.md`` with ``c_like_records.csv`` and ``c_like_m_sweep.csv``) and
-``chen-theorem-claims`` (:mod:`llmopt.papers.chen.studies.theorem_claims`, ``results/chen-theory/theorem_claims.md``).
+``results/chen/lmsys/c_like.md`` with ``c_like_records.csv`` and ``c_like_m_sweep.csv``) and
+``chen-theorem-claims`` (:mod:`llmopt.papers.chen.studies.theorem_claims`, ``results/chen/theory/theorem_claims.md``).
 
 Each test recomputes a few published numbers cheaply — the C-like sample's statistics, one record of the
 Figures 5–7 grid at n = 200, the sweep's first memory, Corollary 2's and the Lemma 2 / Thm EC.1 closed
 forms, Theorem 2's α = 0.5 rows — and compares them with the committed table cells (exactly, as
 rendered) or CSV values (1e-9), plus a few values hard-coded here. A failure means a change moved a
-published number: if intended, rerun the study (``llmopt study run chen-c-like --out results/chen-lmsys``,
-``llmopt study run chen-theorem-claims --out results/chen-theory``) and update them.
+published number: if intended, rerun the study (``llmopt study run chen-c-like --out results/chen/lmsys``,
+``llmopt study run chen-theorem-claims --out results/chen/theory``) and update them.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pytest
 from golden_support import RESULTS, markdown_row
 from helpers import needs_trace_data
 
-C_LIKE = RESULTS / "chen-lmsys" / "c_like.md"
-CLAIMS = RESULTS / "chen-theory" / "theorem_claims.md"
+C_LIKE = RESULTS / "chen" / "lmsys" / "c_like.md"
+CLAIMS = RESULTS / "chen" / "theory" / "theorem_claims.md"
 
 
 def _cells(head: list[str], row: list[Any]) -> list[str]:
@@ -49,7 +49,7 @@ def test_c_like_sample_statistics_rows() -> None:
 
 
 def _csv(name: str) -> list[dict[str, str]]:
-    with (RESULTS / "chen-lmsys" / name).open(newline="", encoding="utf-8") as fh:
+    with (RESULTS / "chen" / "lmsys" / name).open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
 
 

@@ -1,10 +1,10 @@
-"""Golden numbers of the K-worker results: ``results/cluster_bounds`` (bounds and the K-worker IP) and
-``results/cluster_ratios`` (router × policy against OPT_K).
+"""Golden numbers of the K-worker results: ``results/opt/cluster-bounds`` (bounds and the K-worker IP) and
+``results/opt/cluster-ratios`` (router × policy against OPT_K).
 
 Recomputes AM1 n = 8, K = 2 (every bound stage and OPT_K) and AM1 seed 0, K = 4 (MC-SF under two routers,
 with OPT_K) and compares with the committed CSVs. A failure means a change moved a published number: if
-intended, rerun ``llmopt study run cluster-bounds --out results/cluster_bounds`` /
-``llmopt study run cluster-ratios --out results/cluster_ratios``.
+intended, rerun ``llmopt study run cluster-bounds --out results/opt/cluster-bounds`` /
+``llmopt study run cluster-ratios --out results/opt/cluster-ratios``.
 
 Breakages caught (by hand): the pooled instance of the certificate checker built with capacity M
 instead of K·M (the bounds are rejected); round-robin wrapping to worker 1 instead of 0 (MC-SF's
@@ -37,7 +37,7 @@ def test_cluster_bounds_am1_n8_k2_recomputed() -> None:
     from llmopt.opt.cluster_ip import cluster_upper_bound, solve_cluster_ip
     from llmopt.opt.studies import cluster_bounds as bm
     inst = bm.make("AM1", 8)
-    saved = {r["stage"]: r for r in _rows("cluster_bounds/summary.csv")
+    saved = {r["stage"]: r for r in _rows("opt/cluster-bounds/summary.csv")
              if (r["model"], r["K"], r["n_param"]) == ("AM1", "2", "8")}
     ub = cluster_upper_bound(inst, 2)
     assert ub.tel == int(saved["lp"]["ub"]) == 230
@@ -54,7 +54,7 @@ def test_cluster_ratios_am1_seed0_k4_recomputed() -> None:
     from llmopt.opt.studies import cluster_ratios as bm
     from llmopt.verify.cluster import check_cluster_schedule
     inst = bm.make("AM1", 16, 0)
-    saved = {(r["policy"], r["router"]): r for r in _rows("cluster_ratios/rows.csv")
+    saved = {(r["policy"], r["router"]): r for r in _rows("opt/cluster-ratios/rows.csv")
              if (r["model"], r["seed"], r["K"]) == ("AM1", "0", "4")}
     with highs_by_nodes() as solver:
         ip = solve_cluster_ip(inst, 4, time_limit=None, upper_bound=cluster_upper_bound(inst, 4), solver=solver)

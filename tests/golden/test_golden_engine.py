@@ -1,5 +1,5 @@
-"""Golden numbers of the engine-level results folders (issue 22, item 2): ``results/cost_model``,
-``results/continuous_speed``, ``results/simulator_speed`` and ``results/cli_startup``.
+"""Golden numbers of the engine-level results folders (issue 22, item 2): ``results/jaillet/cost-model``,
+``results/perf/continuous-speed``, ``results/perf/simulator-speed`` and ``results/perf/cli-startup``.
 
 Each test recomputes a few published numbers of one committed results folder and compares them
 with the values read from the committed file (integers, booleans and strings exactly, floats to
@@ -65,7 +65,7 @@ def _assert_same_tree(where: str, committed: Any, recomputed: Any, path: str = "
 
 
 def test_cost_model_typical_batches() -> None:
-    """``results/cost_model/README.md``, tables *Coefficients* and *Typical batches*: the committed
+    """``results/jaillet/cost-model/README.md``, tables *Coefficients* and *Typical batches*: the committed
     coefficients (``llmopt/engine/data/llama2_70b_a100_tp2.json``, loaded as the engine loads them)
     against the README's cells (``base`` 0.056377, ``per_request`` 0.000323969, …), and the batch
     time of each typical batch against its *model ms* cell — decode of 100 requests at 150 context
@@ -75,7 +75,7 @@ def test_cost_model_typical_batches() -> None:
     first token twice moves the prefill rows. No profile data needed."""
     from llmopt.engine.cost_model import load_cost_model
 
-    readme = RESULTS / "cost_model" / "README.md"
+    readme = RESULTS / "jaillet" / "cost-model" / "README.md"
     model = load_cost_model()
     for k, v in model.to_dict().items():
         if k != "name":
@@ -97,7 +97,7 @@ def test_cost_model_typical_batches() -> None:
 
 
 def test_cost_model_refit_from_profiles() -> None:
-    """``results/cost_model/README.md`` and the coefficients it documents
+    """``results/jaillet/cost-model/README.md`` and the coefficients it documents
     (``llmopt/engine/data/llama2_70b_a100_tp2.json``), refitted from the staged GPU profiles by
     the ``fit-cost-model`` study (closed-form least squares, knots by exhaustive search:
     deterministic): every fitted coefficient (``base`` 0.0563769626…, ``per_token`` 1.4528…e-4,
@@ -123,11 +123,11 @@ def test_cost_model_refit_from_profiles() -> None:
 
     model = LinearCostModel.from_dict(doc["model"])
     text = script.markdown(doc, model, script.load_splitwise(data)).splitlines()
-    readme = (RESULTS / "cost_model" / "README.md").read_text(encoding="utf-8").splitlines()
+    readme = (RESULTS / "jaillet" / "cost-model" / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(text) == len(readme)
     diffs = [f"  committed: {old}\n  recomputed: {new}" for old, new in zip(readme, text)
              if old != new and not old.startswith("(fitted on ")]
-    assert not diffs, "results/cost_model/README.md: regenerated lines differ:\n" + "\n".join(diffs[:10])
+    assert not diffs, "results/jaillet/cost-model/README.md: regenerated lines differ:\n" + "\n".join(diffs[:10])
 
 
 # --------------------------------------------------------------------------- continuous_speed
@@ -135,7 +135,7 @@ def test_cost_model_refit_from_profiles() -> None:
 
 @needs_trace_data
 def test_continuous_speed_side_numbers() -> None:
-    """``results/continuous_speed/results.json`` (``benchmarks/continuous_speed.py``; 10,000 LMSYS
+    """``results/perf/continuous-speed/results.json`` (``benchmarks/continuous_speed.py``; 10,000 LMSYS
     requests, seed 0, Llama2-70B cost model): at λ = 10 /s MC-SF's iterations 7,602 and mean
     latency 24.88 s and α = 0.1, β = 0.1's 8,104 and 51.02 s (checker-verified schedules); at
     λ = 50 /s α = 0.25's eviction loop, stopped by the guard after 1,091 iterations. (The λ = 50
@@ -149,7 +149,7 @@ def test_continuous_speed_side_numbers() -> None:
     from llmopt.verify.timed import check_timed_schedule
     from llmopt.workloads.traces.data import trace_workload
 
-    committed = json.loads((RESULTS / "continuous_speed" / "results.json").read_text(encoding="utf-8"))["rows"]
+    committed = json.loads((RESULTS / "perf" / "continuous-speed" / "results.json").read_text(encoding="utf-8"))["rows"]
     cost = make_cost_model("llama2-70b-a100-tp2")
     cases = [(10.0, "mc-sf"), (10.0, "alpha-protection:alpha=0.1,beta=0.1"), (50.0, "alpha-protection:alpha=0.25")]
     for rate, spec in cases:
@@ -166,7 +166,7 @@ def test_continuous_speed_side_numbers() -> None:
             assert rep.ok, rep.violations[:1]
             latency = sched.mean_latency
         new = {"iterations": sched.iterations, "loop": looped, "mean_latency_s": latency}
-        _assert_same_tree(f"results/continuous_speed/results.json λ={rate:g} {spec}",
+        _assert_same_tree(f"results/perf/continuous-speed/results.json λ={rate:g} {spec}",
                           {k: row[k] for k in new}, new)
     by = {(r["rate"], r["policy"]): r for r in committed}
     assert (by[10.0, "mc-sf"]["iterations"], round(by[10.0, "mc-sf"]["mean_latency_s"], 2)) == (7602, 24.88)
@@ -178,14 +178,14 @@ def test_continuous_speed_side_numbers() -> None:
 
 
 def test_simulator_speed_n1000_tel_and_makespan() -> None:
-    """``results/simulator_speed/results.json`` (``benchmarks/simulator_speed.py``; its instances are
+    """``results/perf/simulator-speed/results.json`` (``benchmarks/simulator_speed.py``; its instances are
     :func:`llmopt.bench.speed_cases.make_workload`), every row at
     n = 1,000 (the smallest size): the TEL and makespan of MC-SF and FCFS on both workloads
     (J5.1-M40, M16492) under all three arrival patterns — e.g. J5.1-M40, t = 0: MC-SF TEL 3,286,882,
     FCFS 6,021,232. CPU times, requests per second and the fitted exponents are not golden-tested."""
     from llmopt.bench.speed_cases import SPEED_PATTERNS, SPEED_POLICIES, SPEED_WORKLOADS, make_workload, run_policy
 
-    committed = json.loads((RESULTS / "simulator_speed" / "results.json").read_text(encoding="utf-8"))["rows"]
+    committed = json.loads((RESULTS / "perf" / "simulator-speed" / "results.json").read_text(encoding="utf-8"))["rows"]
     rows = [r for r in committed if r["n"] == 1000]
     assert len(rows) == len(SPEED_WORKLOADS) * len(SPEED_PATTERNS) * len(SPEED_POLICIES) == 12
     for r in rows:
@@ -198,7 +198,7 @@ def test_simulator_speed_n1000_tel_and_makespan() -> None:
 
 
 def test_simulator_speed_notes_local_search_seed0() -> None:
-    """``results/simulator_speed/NOTES.md``, table *Local search inside hindsight OPT*, seed 0
+    """``results/perf/simulator-speed/README.md``, table *Local search inside hindsight OPT*, seed 0
     (``jaillet_am1(0)``: n = 58, M = 40): the TELs of MC-SF 9,474, FCFS 18,104 and the
     200-evaluation local search 9,106 found by ``upper_bound_schedules``, against the table's cell.
     (The local search runs a fixed number of evaluations, so its result does not depend on time.)"""
@@ -207,7 +207,7 @@ def test_simulator_speed_notes_local_search_seed0() -> None:
 
     inst = jaillet_am1(0)
     found = upper_bound_schedules(inst, search_evals=200)
-    cells = markdown_row(RESULTS / "simulator_speed" / "NOTES.md", ("0",))
+    cells = markdown_row(RESULTS / "perf" / "simulator-speed" / "README.md", ("0",))
     assert cells[1:4] == [str(inst.n), str(inst.M),
                           f"{found['mc-sf'].tel} / {found['fcfs'].tel} / {found['local-search'].tel}"]
     assert (found["mc-sf"].tel, found["fcfs"].tel, found["local-search"].tel) == (9474, 18104, 9106)
@@ -217,23 +217,23 @@ def test_simulator_speed_notes_local_search_seed0() -> None:
 
 
 def test_cli_startup_heavy_modules() -> None:
-    """``results/cli_startup/results.json`` (``benchmarks/cli_startup.py``), ``meta.heavy_modules``:
+    """``results/perf/cli-startup/results.json`` (``benchmarks/cli_startup.py``), ``meta.heavy_modules``:
     the heavy packages (SciPy, pandas, matplotlib, HiGHS, OR-Tools, PuLP) that ``import
     llmopt.cli.main`` loads in a fresh interpreter — none (README: "Heavy packages loaded by `import
     llmopt.cli.main`: none"). This is the folder's only deterministic number: everything else it
     publishes (start-up, import and work times, their ratios) is wall-clock and not golden-tested."""
-    committed = json.loads((RESULTS / "cli_startup" / "results.json").read_text(encoding="utf-8"))["meta"]
+    committed = json.loads((RESULTS / "perf" / "cli-startup" / "results.json").read_text(encoding="utf-8"))["meta"]
     from llmopt.bench.speed_cases import heavy_modules_of
 
     assert heavy_modules_of("llmopt.cli.main") == committed["heavy_modules"] == []
 
 
 def test_cli_startup_modules_of_a_discrete_simulate(tmp_path) -> None:
-    """``results/cli_startup`` table, column "NumPy / pydantic loaded", discrete row: "neither"
+    """``results/perf/cli-startup`` table, column "NumPy / pydantic loaded", discrete row: "neither"
     (``modules_loaded_by_simulate``), recomputed on a small discrete instance."""
     from llmopt.model.instance import Instance, save_instance
 
-    rows = json.loads((RESULTS / "cli_startup" / "results.json").read_text(encoding="utf-8"))["rows"]
+    rows = json.loads((RESULTS / "perf" / "cli-startup" / "results.json").read_text(encoding="utf-8"))["rows"]
     discrete = [r for r in rows if r["instance"].startswith("discrete")]
     path = tmp_path / "inst.json"
     save_instance(Instance.from_tuples(10, [(0, 2, 3), (1, 2, 6)]), path)

@@ -1,9 +1,9 @@
-"""Golden numbers of suite ``jaillet-capacity`` (``results/jaillet-capacity``: J0 §8.2's GPU-count claim).
+"""Golden numbers of suite ``jaillet-capacity`` (``results/jaillet/capacity``: J0 §8.2's GPU-count claim).
 
 Recomputes seed 0 at λ = 50 for MC-SF and MC-Benchmark with the round-robin router (K = 1 and 2,
 10,000 LMSYS arrivals, about a second each) and compares the mean latencies with the committed
 records, and the claim table's row with the records. A failure means a change moved a published number:
-if intended, rerun ``llmopt bench run jaillet-capacity --out results/jaillet-capacity``.
+if intended, rerun ``llmopt bench run jaillet-capacity --out results/jaillet/capacity``.
 
 Breakages caught (by hand): the round-robin router sending the j-th arrival to worker (j + 1) mod K
 (K = 2 means move); the capacity task stopping at the first K tried (the curve loses K = 2).
@@ -24,7 +24,7 @@ import pytest
 from golden_support import RESULTS, assert_fields
 from helpers import needs_trace_data
 
-OUT = RESULTS / "jaillet-capacity"
+OUT = RESULTS / "jaillet" / "capacity"
 
 
 def _record(rate: int, seed: int) -> dict:
@@ -73,7 +73,7 @@ def test_seed0_high_demand_k2_lookahead_and_jsq_rows_recomputed() -> None:
         row = rec[f"curve_mc-sf@{router}"]["2"]
         run = dataclasses.asdict(run_cluster(inst, "mc-sf", router, 2, cost, seed=0))
         assert run["verified"], router
-        assert_fields(f"results/jaillet-capacity λ = 50 seed 0 mc-sf@{router} K = 2", row, run,
+        assert_fields(f"results/jaillet/capacity λ = 50 seed 0 mc-sf@{router} K = 2", row, run,
                       [k for k in row if k != "sim_s"])
         means[router] = run["mean"]
     # the published numbers (NOTES.md: every router needs 2 workers at λ = 50)

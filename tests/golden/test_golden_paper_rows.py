@@ -1,8 +1,8 @@
 """Golden rows of the J / J0 paper folders that no other golden test re-simulates.
 
-* ``results/jaillet-fig3``: one λ = 10 /s task (n = 1,000, seed 0), the whole record of the eight Table 1
+* ``results/jaillet/fig3``: one λ = 10 /s task (n = 1,000, seed 0), the whole record of the eight Table 1
   algorithms (mean, p50, p99 latency, verification, status, evictions, recomputed tokens, makespan, …).
-* ``results/jaillet-capacity``: seeds 1 and 2 at λ = 50 /s (seed 0 is in ``test_golden_jaillet_capacity.py``),
+* ``results/jaillet/capacity``: seeds 1 and 2 at λ = 50 /s (seed 0 is in ``test_golden_jaillet_capacity.py``),
   MC-SF and the α/β row α = 0.1, β = 0.1 with the round-robin router: the smallest K, the whole K curve
   (K = 1, 2, 3: status, mean, p50, p90, p99, GPU-seconds, energy) and the row's summary fields.
 
@@ -36,18 +36,18 @@ CAPACITY_ROUTER = "round-robin"
 def test_fig3_low_demand_task_recomputed() -> None:
     from llmopt.bench.tasks import run_task
 
-    suite = suite_of("jaillet-fig3")
-    rec = record("jaillet-fig3", "trace", 0, FIG3_LOW_DEMAND)
+    suite = suite_of("jaillet/fig3")
+    rec = record("jaillet/fig3", "trace", 0, FIG3_LOW_DEMAND)
     new = run_task(suite, task_of(suite, rec))
     assert new["error"] is None, new.get("traceback")
-    assert_fields("results/jaillet-fig3 n=1000 λ=10 seed 0", rec, new, deterministic_fields(rec))
+    assert_fields("results/jaillet/fig3 n=1000 λ=10 seed 0", rec, new, deterministic_fields(rec))
     # at λ = 10 no algorithm loops on this task (the worker keeps up: no α/β clearing either)
     assert all(rec[f"status_{p}"] == "ok" for p in suite.policies)
 
 
 def _capacity_record(rate: int, seed: int) -> dict[str, Any]:
-    found = [r for r in records("jaillet-capacity") if r["params"]["rate"] == rate and r["seed"] == seed]
-    assert len(found) == 1, f"results/jaillet-capacity: {len(found)} records for λ = {rate}, seed {seed}"
+    found = [r for r in records("jaillet/capacity") if r["params"]["rate"] == rate and r["seed"] == seed]
+    assert len(found) == 1, f"results/jaillet/capacity: {len(found)} records for λ = {rate}, seed {seed}"
     return found[0]
 
 
@@ -71,12 +71,12 @@ def test_capacity_high_demand_seed_recomputed(seed: int) -> None:
     from llmopt.bench.capacity_task import pair_field
     from llmopt.bench.tasks import run_task
 
-    suite = dataclasses.replace(suite_of("jaillet-capacity"), policies=CAPACITY_POLICIES,
+    suite = dataclasses.replace(suite_of("jaillet/capacity"), policies=CAPACITY_POLICIES,
                                 routers=(CAPACITY_ROUTER,))
     rec = _capacity_record(50, seed)
     new = run_task(suite, task_of(suite, rec))
     assert new["error"] is None, new.get("traceback")
-    where = f"results/jaillet-capacity λ = 50 seed {seed}"
+    where = f"results/jaillet/capacity λ = 50 seed {seed}"
     assert_fields(where, rec, new, ["instance", "n", "M", "status"])
     fields = [pair_field(kind, p, CAPACITY_ROUTER) for p in CAPACITY_POLICIES
               for kind in ("workers", "mean", "p99", "gpu_s", "energy_j")]

@@ -1,10 +1,10 @@
-"""Golden numbers of three committed study results: ``results/schedule_polish``, ``results/trace_bracket``
-and ``results/zone_tree``.
+"""Golden numbers of three committed study results: ``results/jaillet/schedule-polish``, ``results/opt/trace-bracket``
+and ``results/opt/zone-tree``.
 
 * ``schedule_polish``: every stored final schedule (``final_starts``, the ``cp-sat-lns`` stage after the
   replayed pipeline) passes the checker with exactly the stored ``final_tel``, and never above the
   stored best found it is compared with; the README's improvement count and its certified-gap row
-  (against ``results/zone_bound``'s per-trial bound) are recomputed from the records.
+  (against ``results/jaillet/zone-bound``'s per-trial bound) are recomputed from the records.
 * ``trace_bracket`` (needs the LMSYS trace under ``LLMOPT_DATA``): at n = 1,000 the policies' and
   ``sgs-energy``'s TELs and the ``energy`` bound are recomputed and equal the committed row; the schedules of
   the budgeted searches (``sgs-lagrangian``, ``lns``) are not recomputable, so their stored starts are
@@ -35,7 +35,7 @@ from llmopt.verify.checker import check_schedule
 def test_schedule_polish_schedules_are_what_they_claim() -> None:
     from llmopt.workloads import make_instance
 
-    rows = records("schedule_polish")
+    rows = records("jaillet/schedule-polish")
     assert len(rows) == 400
     improved = 0
     for row in rows[::40]:  # every fortieth: the checker on 10 schedules of ~50 requests
@@ -45,11 +45,11 @@ def test_schedule_polish_schedules_are_what_they_claim() -> None:
     for row in rows:
         assert row["final_tel"] <= row["stored_lns"]
         improved += row["final_tel"] < row["stored_best"]
-    readme = (RESULTS / "schedule_polish" / "README.md").read_text()
+    readme = (RESULTS / "jaillet" / "schedule-polish" / "README.md").read_text()
     am1 = sum(r["final_tel"] < r["stored_best"] for r in rows if r["workload"] == "jaillet-am1")
     assert f"| {am1} / " in readme and improved == 336
-    # the certified-gap row, recomputed against results/zone_bound's per-trial bound
-    zone = {(r["workload"], r["seed"]): r["bound_after"] for r in records("zone_bound")
+    # the certified-gap row, recomputed against results/jaillet/zone-bound's per-trial bound
+    zone = {(r["workload"], r["seed"]): r["bound_after"] for r in records("jaillet/zone-bound")
             if r["suite"] == "jaillet-certified"}
     for wl in ("jaillet-am1", "jaillet-am2"):
         pairs = [(r, zone[(wl, r["seed"])]) for r in rows if r["workload"] == wl]
@@ -91,7 +91,7 @@ def test_trace_bracket_prefix_rows() -> None:
 
 
 def _trace_rows() -> list[dict]:
-    return [json.loads(line) for line in (RESULTS / "trace_bracket" / "rows.jsonl").read_text().splitlines()]
+    return [json.loads(line) for line in (RESULTS / "opt" / "trace-bracket" / "rows.jsonl").read_text().splitlines()]
 
 
 def _check_trace_row(inst: Instance, row: dict, searches: tuple[str, ...], recompute: bool) -> None:
@@ -126,7 +126,7 @@ def test_zone_tree_proves_its_committed_point_again() -> None:
     from llmopt.verify.tree_certificate import check_tree_certificate
     from llmopt.workloads import make_instance
 
-    rows = records("zone_tree")
+    rows = records("opt/zone-tree")
     proved = [r for r in rows if r["tree_proves"]]
     assert [(r["workload"], r["n"], r["best"]) for r in proved] == [("jaillet-am1", 16, 960)]
     row = proved[0]
@@ -139,6 +139,6 @@ def test_zone_tree_proves_its_committed_point_again() -> None:
     check = check_tree_certificate(inst, res.nodes, split, mcsf.starts)
     assert math.ceil(check.bound - 1e-6) == row["best"]
     wins = sum(r["bc_bound"] is not None and r["tree_bound"] > r["bc_bound"] for r in rows)
-    readme = (RESULTS / "zone_tree" / "README.md").read_text()
+    readme = (RESULTS / "opt" / "zone-tree" / "README.md").read_text()
     assert f"above B&C's on **{wins} of {len(rows)}**" in readme
     assert all(r["tree_bound"] <= r["best"] + 1e-6 for r in rows)

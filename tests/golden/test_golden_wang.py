@@ -1,5 +1,5 @@
-"""Golden numbers of the Wang et al. results folders (issue 22, item 2): ``results/wang-synthetic``,
-``results/wang-mixed``, ``results/wang_policy_speed`` and ``results/sorted_f_speed``.
+"""Golden numbers of the Wang et al. results folders (issue 22, item 2): ``results/wang/synthetic``,
+``results/wang/mixed``, ``results/perf/wang-policy-speed`` and ``results/perf/sorted-f-speed``.
 
 Each test recomputes a few published numbers of one committed results folder — one seed, the
 cheapest trial — and compares them with the values read from the committed file (integers,
@@ -53,7 +53,7 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_wang_synthetic_exponential_seed0_before_ip() -> None:
-    """``results/wang-synthetic/trials.jsonl``, ``wang-exponential`` seed 0 (n = 100, M = 100; the
+    """``results/wang/synthetic/trials.jsonl``, ``wang-exponential`` seed 0 (n = 100, M = 100; the
     cheapest distribution: Sorted-LP's exact LP takes 0.05 s here against 15–20 s on Uniform /
     Normal / Binomial): the verified TELs of all six policies — Sorted-LP (Δ = 1) 1,182, Sorted-F
     (Swap) 1,215, LP-Swap (Δ = 1) 1,211, MC-SF 1,352, FCFS 2,486, Sorted-F (quantile) 1,344 — the
@@ -63,20 +63,20 @@ def test_wang_synthetic_exponential_seed0_before_ip() -> None:
 
     Sorted-LP at Δ = 1 is the number a silent breakage of the column-generation LP once moved by
     +5.8 % to +6.8 % (seeds 0–2) without any test failing."""
-    suite = suite_of("wang-synthetic")
-    rec = record("wang-synthetic", "wang-exponential", 0)
+    suite = suite_of("wang/synthetic")
+    rec = record("wang/synthetic", "wang-exponential", 0)
     new = hindsight_before_ip(suite, task_of(suite, rec))
     fields = ["instance", "n", "M", *MODEL_FIELDS, "bound_lp-colgen", "bound_lp-colgen_verified",
               "heuristic_local-search", "heuristic_mc-sf", "heuristic_fcfs"]
     for p in suite.policies:
         fields += [f"tel_{p}", f"verified_{p}", f"heuristic_{p}"]
-    assert_fields("results/wang-synthetic wang-exponential seed 0", rec, new, fields)
+    assert_fields("results/wang/synthetic wang-exponential seed 0", rec, new, fields)
     assert [new[f"tel_{p}"] for p in EC1_ALGORITHMS] == [1182, 1215, 1211]
     assert new["bound_lp-colgen"] == pytest.approx(1130.7734581781506, rel=1e-9)
 
 
 def test_wang_synthetic_table_ec1_exponential_row() -> None:
-    """``results/wang-synthetic/table_ec1.csv`` (and ``table_ec1.md``, NOTES.md), row *exponential
+    """``results/wang/synthetic/table_ec1.csv`` (and ``table_ec1.md``, NOTES.md), row *exponential
     n=100*: the mean TEL over seeds 0–9 of W Table EC.1's three algorithms — Sorted-LP 1,292.0,
     Sorted-F (Swap) 1,318.3, LP-Swap 1,304.1 — recomputed from the ten instances (policies only,
     each schedule re-verified by the checker), and every seed's TEL against ``trials.jsonl``.
@@ -84,8 +84,8 @@ def test_wang_synthetic_table_ec1_exponential_row() -> None:
     from llmopt.bench import hindsight_task
     from llmopt.bench.tasks import resolve_workload
 
-    suite = dataclasses.replace(suite_of("wang-synthetic"), policies=EC1_ALGORITHMS)
-    committed = sorted((r for r in records("wang-synthetic") if r["workload"] == "wang-exponential"),
+    suite = dataclasses.replace(suite_of("wang/synthetic"), policies=EC1_ALGORITHMS)
+    committed = sorted((r for r in records("wang/synthetic") if r["workload"] == "wang-exponential"),
                        key=lambda r: r["seed"])
     assert [r["seed"] for r in committed] == list(range(10))
     tels: dict[str, list[int]] = {p: [] for p in EC1_ALGORITHMS}
@@ -95,10 +95,10 @@ def test_wang_synthetic_table_ec1_exponential_row() -> None:
         new = hindsight_task.blank_record(suite, task)
         hindsight_task._simulate_policies(instance, suite, new)
         fields = [f for p in EC1_ALGORITHMS for f in (f"tel_{p}", f"verified_{p}")]
-        assert_fields(f"results/wang-synthetic wang-exponential seed {rec['seed']}", rec, new, fields)
+        assert_fields(f"results/wang/synthetic wang-exponential seed {rec['seed']}", rec, new, fields)
         for p in EC1_ALGORITHMS:
             tels[p].append(new[f"tel_{p}"])
-    table = {r["algorithm"]: r for r in _csv_rows(RESULTS / "wang-synthetic" / "table_ec1.csv")
+    table = {r["algorithm"]: r for r in _csv_rows(RESULTS / "wang" / "synthetic" / "table_ec1.csv")
              if r["distribution"] == "exponential n=100"}
     for p in EC1_ALGORITHMS:
         assert int(table[p]["trials"]) == 10
@@ -112,17 +112,17 @@ def test_wang_synthetic_table_ec1_exponential_row() -> None:
 
 @needs_trace_data
 def test_wang_mixed_n200_seed0() -> None:
-    """``results/wang-mixed/trials.jsonl``, n = 200, seed 0 (the smallest trial; Sorted-LP's bucketed
+    """``results/wang/mixed/trials.jsonl``, n = 200, seed 0 (the smallest trial; Sorted-LP's bucketed
     LP, Δ = 5, takes ~1 s): the whole record of all six policies in the continuous engine with the
     Llama2-70B cost model — mean latency (Sorted-LP 27.3007… s, Sorted-F (Swap) 27.7689… s, MC-SF
     43.574… s, FCFS 74.671… s), verification, status, evictions, recomputed tokens, makespan, peak
     memory, iterations — and the record's ``tel`` (Sorted-F (Swap)'s total latency, 5,553.78… s)."""
     from llmopt.bench.tasks import run_task
 
-    suite = suite_of("wang-mixed")
-    rec = record("wang-mixed", "wang-mixed", 0, {"n": 200})
+    suite = suite_of("wang/mixed")
+    rec = record("wang/mixed", "wang-mixed", 0, {"n": 200})
     new = run_task(suite, task_of(suite, rec))
-    assert_fields("results/wang-mixed n=200 seed 0", rec, new, deterministic_fields(rec))
+    assert_fields("results/wang/mixed n=200 seed 0", rec, new, deterministic_fields(rec))
     assert new["latency_sorted-lp"] == pytest.approx(27.300744451874785, rel=1e-9)
     assert new["latency_sorted-f-swap"] == pytest.approx(27.768928836950057, rel=1e-9)
     assert (new["iterations_sorted-lp"], new["iterations_sorted-f-swap"]) == (3604, 4140)
@@ -130,12 +130,12 @@ def test_wang_mixed_n200_seed0() -> None:
 
 @needs_trace_data
 def test_wang_mixed_lp_bucket_seed0_delta25() -> None:
-    """``results/wang-mixed/lp_bucket.md`` (study ``lp-bucket-sensitivity``), row seed 0,
+    """``results/wang/mixed/lp_bucket.md`` (study ``lp-bucket-sensitivity``), row seed 0,
     Δ = 25 (n = 200; the cheapest LP of the table, 0.4 s): the bucketed LP's value 43,153.0
     (43,152.966…), its 23 pricing rounds, and the discrete-engine TELs of Sorted-LP 45,752 and
     LP-Swap 46,690. The LP is solved to optimality, so nothing depends on the clock; the LP time
     and the Kendall τ against Δ = 1 (which needs the 100-s exact LP) are not compared."""
-    row = markdown_row(RESULTS / "wang-mixed" / "lp_bucket.md", ("0", "25"))
+    row = markdown_row(RESULTS / "wang" / "mixed" / "lp_bucket.md", ("0", "25"))
     from llmopt.papers.wang.studies.lp_bucket_sensitivity import seed_rows
 
     new = seed_rows(0, 200, [25])[0]
@@ -151,11 +151,11 @@ def test_wang_mixed_lp_bucket_seed0_delta25() -> None:
 
 @needs_trace_data
 def test_wang_policy_speed_n2000_latencies() -> None:
-    """``results/wang_policy_speed/README.md`` (``benchmarks/wang_policy_speed.py``), column *mean
+    """``results/perf/wang-policy-speed/README.md`` (``benchmarks/wang_policy_speed.py``), column *mean
     latency at n = 2000*: FCFS 828.00 s, MC-SF 329.05 s, Sorted-F (Swap) 178.49 s, Sorted-F
     (quantile) 272.71 s (the four policies that take well under a second; Sorted-LP / LP-Swap need
     an 80-s LP), recomputed on the seed-0 W §7 mix and compared with the README's rounded cells and,
-    to 1e-9, with the same schedules' latencies and iterations in ``results/wang-mixed/trials.jsonl``
+    to 1e-9, with the same schedules' latencies and iterations in ``results/wang/mixed/trials.jsonl``
     (n = 2,000, seed 0); and the *note* cells of the two DP selectors, which refuse n = 2,000 (the
     DP table would have 1.4e+10 cells). Run times are not golden-tested (wall clock)."""
     from llmopt.engine.continuous import simulate_continuous
@@ -163,8 +163,8 @@ def test_wang_policy_speed_n2000_latencies() -> None:
     from llmopt.policies import make_policy_spec
     from llmopt.workloads.wang import wang_mixed
 
-    readme = RESULTS / "wang_policy_speed" / "README.md"
-    mixed = record("wang-mixed", "wang-mixed", 0, {"n": 2000})
+    readme = RESULTS / "perf" / "wang-policy-speed" / "README.md"
+    mixed = record("wang/mixed", "wang-mixed", 0, {"n": 2000})
     inst = wang_mixed(0, n=2000)
     cost = make_cost_model("llama2-70b-a100-tp2")
     latencies = {}
@@ -202,7 +202,7 @@ def _rounds_ael_cells(readme: Path, selector: str) -> list[str]:
 
 
 def test_sorted_f_speed_n100_rounds_and_ael() -> None:
-    """``results/sorted_f_speed/README.md`` (``benchmarks/sorted_f_speed.py``), table *rounds · AEL*,
+    """``results/perf/sorted-f-speed/README.md`` (``benchmarks/sorted_f_speed.py``), table *rounds · AEL*,
     column n = 100 (seed 0): Phase-1 rounds and Sorted-F's average latency in iterations for the
     swap (4 · 112.2), quantile (4 · 138.8) and scaled-DP (5 · 126.3) selectors, compared with the
     README's cells; the exact TELs behind the rounded AELs (11,215, 13,878, 12,630) are pinned here.
@@ -210,7 +210,7 @@ def test_sorted_f_speed_n100_rounds_and_ael() -> None:
     and not golden-tested."""
     from llmopt.bench.speed_cases import SORTED_F_SIZES, make_mix, phase1_rounds, sorted_f_ael
 
-    readme = RESULTS / "sorted_f_speed" / "README.md"
+    readme = RESULTS / "perf" / "sorted-f-speed" / "README.md"
     column = list(SORTED_F_SIZES).index(100)
     s, o = make_mix(100, 0)
     tels = {}
@@ -223,7 +223,7 @@ def test_sorted_f_speed_n100_rounds_and_ael() -> None:
 
 
 def test_sorted_f_speed_n100_exact_dp_rounds_and_ael() -> None:
-    """``results/sorted_f_speed/README.md``, table *rounds · AEL*, row *dp* (Sorted-F with its exact
+    """``results/perf/sorted-f-speed/README.md``, table *rounds · AEL*, row *dp* (Sorted-F with its exact
     Phase-1 DP, W Alg. 2), column n = 100 (seed 0; the table's cheapest DP cell, about 0.7 s of DP per
     plan): 5 Phase-1 rounds and an average latency of 128.2 iterations, compared with the README's cell;
     the exact TEL behind it, 12,817, is pinned here. Breakage caught (by hand): the DP's batch ranked by
@@ -231,7 +231,7 @@ def test_sorted_f_speed_n100_exact_dp_rounds_and_ael() -> None:
     batches do not move): a capacity one token short, ties in the DP taken by skipping."""
     from llmopt.bench.speed_cases import SORTED_F_SIZES, make_mix, phase1_rounds, sorted_f_ael
 
-    readme = RESULTS / "sorted_f_speed" / "README.md"
+    readme = RESULTS / "perf" / "sorted-f-speed" / "README.md"
     s, o = make_mix(100, 0)
     rounds, ael = phase1_rounds(s, o, "dp"), sorted_f_ael(s, o, "dp")
     assert _rounds_ael_cells(readme, "dp")[list(SORTED_F_SIZES).index(100)] == f"{rounds} · {ael:,.1f}"

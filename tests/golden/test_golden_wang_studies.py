@@ -1,5 +1,5 @@
-"""Golden numbers of two W studies: ``results/wang-synthetic/lp_optima.{md,csv}`` (study ``wang-lp-optima``,
-:mod:`llmopt.papers.wang.studies.lp_optima`) and ``results/wang-synthetic/claims.md`` (study ``wang-claims``,
+"""Golden numbers of two W studies: ``results/wang/synthetic/lp_optima.{md,csv}`` (study ``wang-lp-optima``,
+:mod:`llmopt.papers.wang.studies.lp_optima`) and ``results/wang/synthetic/claims.md`` (study ``wang-claims``,
 :mod:`llmopt.papers.wang.studies.claims_measured`).
 
 Each test recomputes a few committed numbers cheaply — the smallest instance, one row — and
@@ -15,8 +15,8 @@ import statistics
 import pytest
 from golden_support import RESULTS, highs_by_nodes, markdown_row, same
 
-LP_CSV = RESULTS / "wang-synthetic" / "lp_optima.csv"
-CLAIMS = RESULTS / "wang-synthetic" / "claims.md"
+LP_CSV = RESULTS / "wang" / "synthetic" / "lp_optima.csv"
+CLAIMS = RESULTS / "wang" / "synthetic" / "claims.md"
 #: Fields of an lp_optima.csv row that do not depend on the clock.
 LP_FIELDS = ("n", "M", "T", "literal", "lp_value", "columns", "tied_mixed", "at_horizon", "rho_y_o", "rho_y_s",
              "rho_lp_o", "rho_lp_s", "rho_swap_o", "rho_swap_s", "tel_sorted_lp", "tel_lp_swap", "swap_vs_lp",
@@ -92,6 +92,6 @@ def test_claims_local_swap_uniform_n50():
             str(max(s["max"] for s in stats)), f"{statistics.fmean(s['total'] for s in stats):.1f}"] == row[3:9]
 
 
-@pytest.mark.parametrize("path", [LP_CSV, RESULTS / "wang-synthetic" / "lp_optima.md", CLAIMS])
+@pytest.mark.parametrize("path", [LP_CSV, RESULTS / "wang" / "synthetic" / "lp_optima.md", CLAIMS])
 def test_files_exist(path):
     assert path.exists(), f"{path} is missing: regenerate it (see the module docstring)"

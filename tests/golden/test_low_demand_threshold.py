@@ -1,4 +1,4 @@
-"""Golden numbers of ``results/jaillet-lmsys/low_demand_threshold.md`` (study ``low-demand-threshold``).
+"""Golden numbers of ``results/jaillet/lmsys/low_demand_threshold.md`` (study ``low-demand-threshold``).
 
 Each published row gives, for one (variant, λ, seed), the outcome of α-protection greedy at every α = 0.01 … 0.50
 (10,000 LMSYS requests) and the smallest loop-free α derived from it. The tests rerun the two α on either side of a
@@ -14,7 +14,7 @@ import pytest
 from golden_support import RESULTS, markdown_row
 from helpers import needs_trace_data
 
-MD = RESULTS / "jaillet-lmsys" / "low_demand_threshold.md"
+MD = RESULTS / "jaillet" / "lmsys" / "low_demand_threshold.md"
 #: (variant, λ, seed) → the smallest loop-free α the committed file reports (quoted in its conclusion).
 PINNED = {
     ("ours", 10, 0): 0.09,

@@ -1,4 +1,4 @@
-"""Golden numbers of ``results/jaillet-table1/cost_sensitivity.{md,csv}`` (study ``table1-cost-sensitivity``).
+"""Golden numbers of ``results/jaillet/table1/cost_sensitivity.{md,csv}`` (study ``table1-cost-sensitivity``).
 
 Recomputes seed 0 of J Table 1 (1,000 LMSYS requests, λ = 50) under three batch-time models — the fitted one, the
 constant one (its seconds read from the committed CSV, and recomputed from the committed MC-SF rows), and the
@@ -7,7 +7,7 @@ table (released batch times, ``o + 1``, thinned outputs); compares every per-run
 (integers and statuses exactly, floats to 1e-9) and checks that the Markdown summary's ratios are those of the
 committed CSV. A few headline values are hard-coded so that a regeneration that moves them shows in review. A failure
 means a change moved a published number: if intended, rerun
-``llmopt study run table1-cost-sensitivity --seeds 0-49 --out results/jaillet-table1`` and update the hard-coded values.
+``llmopt study run table1-cost-sensitivity --seeds 0-49 --out results/jaillet/table1`` and update the hard-coded values.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from golden_support import RESULTS, assert_fields, markdown_row
 from helpers import needs_trace_data
 
-MD = RESULTS / "jaillet-table1" / "cost_sensitivity.md"
-CSV = RESULTS / "jaillet-table1" / "cost_sensitivity.csv"
+MD = RESULTS / "jaillet" / "table1" / "cost_sensitivity.md"
+CSV = RESULTS / "jaillet" / "table1" / "cost_sensitivity.csv"
 FIELDS = ("status", "verified", "latency_s", "evictions", "recomputed", "iterations", "busy_s", "makespan_s")
 
 

@@ -8,11 +8,11 @@ does not apply (its snippet does not occur exactly once, or the mutated file doe
 selection already fails unmutated. The score is ``caught / (caught + survived)``::
 
     python tests/mutation/mutation.py                    # every mutant, one job
-    python tests/mutation/mutation.py --jobs 2 --out results/mutation
+    python tests/mutation/mutation.py --jobs 2 --out results/tests/mutation
     python tests/mutation/mutation.py --list             # the list, and whether each mutant applies
     python tests/mutation/mutation.py --only cost-first-token-twice checker-arrival-le
     python tests/mutation/mutation.py --category certificate colgen
-    python tests/mutation/mutation.py --only ID... --out results/mutation --merge   # replace only these rows
+    python tests/mutation/mutation.py --only ID... --out results/tests/mutation --merge   # replace only these rows
 
 The working tree is never written. The tool copies the repository once — the files ``git ls-files -co
 --exclude-standard`` names: tracked files as they are in the working tree, and untracked files that git
@@ -665,7 +665,7 @@ def write_report(out: Path, doc: dict[str, Any]) -> None:
         "When a bug escapes the tests, add the `[[mutant]]` that reproduces it to `tests/mutation/mutants.toml`",
         "(its `original` snippet must occur exactly once in `file`; `python tests/mutation/mutation.py --list` checks",
         "that), then the test that catches it, and rerun it alone into the committed report with",
-        "`python tests/mutation/mutation.py --only ID --out results/mutation --merge`.",
+        "`python tests/mutation/mutation.py --only ID --out results/tests/mutation --merge`.",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
@@ -802,6 +802,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "new report)", file=sys.stderr)
             return 2
 
+    # the tree the copies are made of: read now, not when the report is written (HEAD may move meanwhile)
+    copied_head, copied_dirty = git_state(ROOT)
     t_start = time.perf_counter()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="llmopt-mutation-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -880,7 +882,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in errors:
             print(f"  {r.mutant.id}: {r.detail}")
     if args.out:
-        head, dirty = git_state(ROOT)
+        head, dirty = copied_head, copied_dirty
         argv_shown = " ".join(["python", "tests/mutation/mutation.py", *(argv if argv is not None else sys.argv[1:])])
         run = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": head,
                "dirty_files": dirty, "python": platform.python_version(), "jobs": args.jobs,

@@ -202,7 +202,7 @@ def test_two_point_cross_check_against_the_s1_closed_forms():
     (measured 1.1704 vs 1.1765, −0.5 %). A_min does **not** approach Lemma 2 (1.4235 at s = 1):
     measured 1.6273 (+14.3 %), with A_min's schedule identical to A_random's (no cancellation
     happens). The test pins that documented discrepancy (+8 % … +20 %; see
-    results/chen-theory/NOTES.md): if A_min is changed to follow the paper's period dynamics, this
+    results/chen/theory/README.md): if A_min is changed to follow the paper's period dynamics, this
     assertion should be revisited. At the workloads' default ``M`` (10 waves) A_min/H-SF happens
     to land within 0.5 % of Lemma 2 (n = 20,000: 1.4176) only because both TELs are ~15 % above
     their fluid values; that coincidence is not used as a check.

@@ -1,4 +1,4 @@
-"""The paper tables and prose figures printed in README.md and ``results/*/NOTES.md`` agree with the committed
+"""The paper tables and prose figures printed in README.md and ``results/*/*/README.md`` agree with the committed
 results files (``llmopt.papers.printed``).
 
 If ``test_every_printed_block_matches_its_results`` fails, a printed number and its results file disagree: after
@@ -67,16 +67,17 @@ def test_a_typed_number_that_disagrees_is_caught_and_rewritten() -> None:
 
 def test_a_changed_results_file_changes_the_printed_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "results"
-    (results / "jaillet-table1").mkdir(parents=True)
-    for folder in (ROOT / "results").iterdir():  # every other results folder as committed
-        if folder.is_dir() and folder.name != "jaillet-table1":
-            (results / folder.name).symlink_to(folder)
-    src = ROOT / "results" / "jaillet-table1" / "summary.csv"
+    (results / "jaillet" / "table1").mkdir(parents=True)
+    for folder in (ROOT / "results").glob("*/*"):  # every other results folder as committed
+        if folder.is_dir() and folder.relative_to(ROOT / "results").as_posix() != "jaillet/table1":
+            (results / folder.parent.name).mkdir(exist_ok=True)
+            (results / folder.parent.name / folder.name).symlink_to(folder)
+    src = ROOT / "results" / "jaillet" / "table1" / "summary.csv"
     with src.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows[0]["policy"] == "mc-sf"
     rows[0]["latency_mean"] = "33.0"
-    with (results / "jaillet-table1" / "summary.csv").open("w", encoding="utf-8", newline="") as fh:
+    with (results / "jaillet" / "table1" / "summary.csv").open("w", encoding="utf-8", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -94,7 +95,7 @@ def test_write_regenerates_the_files_and_check_then_passes(tmp_path: Path, capsy
     for rel in _files():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
-    notes = tmp_path / "results" / "jaillet-lmsys" / "NOTES.md"
+    notes = tmp_path / "results" / "jaillet" / "lmsys" / "README.md"
     text = notes.read_text(encoding="utf-8")
     notes.write_text(text.replace("(β = 0.1: 425.5 s)", "(β = 0.1: 426.3 s)"), encoding="utf-8")
     assert main(["--root", str(tmp_path)]) == 1
@@ -108,16 +109,16 @@ def test_a_missing_or_unknown_block_is_one_clear_line(tmp_path: Path, capsys: py
     for rel in _files():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
-    polish = tmp_path / "results" / "schedule_polish" / "README.md"
+    polish = tmp_path / "results" / "jaillet" / "schedule-polish" / "README.md"
     text = polish.read_text(encoding="utf-8")
     polish.write_text(text.replace("<!-- generated: polish-memory -->M = 30–50<!-- end generated -->", "M = 40"),
                       encoding="utf-8")
     assert main(["--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "results/schedule_polish/README.md: block 'polish-memory' not found" in err
+    assert "results/jaillet/schedule-polish/README.md: block 'polish-memory' not found" in err
     polish.write_text(text.replace("generated: polish-memory", "generated: polish-memry"), encoding="utf-8")
     assert main(["--root", str(tmp_path)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: results/schedule_polish/README.md:3: unknown generated block")
+    assert lines[0].startswith("error: results/jaillet/schedule-polish/README.md:3: unknown generated block")
     assert "Traceback" not in lines[0]

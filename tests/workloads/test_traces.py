@@ -403,7 +403,7 @@ def test_sample_errors():
 
 
 def test_sample_10k_draws_distinct_rows_in_arrival_order():
-    """Sampling speed is measured in benchmarks (results/continuous_speed), not asserted here."""
+    """Sampling speed is measured in benchmarks (results/perf/continuous-speed), not asserted here."""
     tr = _synthetic_trace(20_000, timestamps=False)
     inst = sample_instance(tr, 10_000, 0, rate=50.0, M=30_000)
     assert inst.n == 10_000 and len(set(inst.ids)) == 10_000

@@ -1,11 +1,11 @@
 """Which valid inequalities strengthen the hindsight LP? A measurement.
 
 The time-indexed LP of the hindsight IP (J (1)–(4), relaxed) lies 18–31 % below OPT on the
-``ip-scaling`` instances whose OPT is proven (``results/ip_scaling``) and about 30 % below the
+``ip-scaling`` instances whose OPT is proven (``results/jaillet/ip-scaling``) and about 30 % below the
 best schedule found on the J §5.1 trials. This study adds three families of valid
 inequalities to that LP and reports how far each moves it, on instances with a proven OPT
-(AM1, M = 40, n = 6 … 20, OPT from ``results/ip_scaling/trials.jsonl``) and on two J §5.1 trials
-(against the best schedule in ``results/jaillet-synthetic/trials.jsonl``):
+(AM1, M = 40, n = 6 … 20, OPT from ``results/jaillet/ip-scaling/trials.jsonl``) and on two J §5.1 trials
+(against the best schedule in ``results/jaillet/synthetic/trials.jsonl``):
 
 ``cg-rows``
     Chvátal–Gomory rounding of each memory row (3) with multiplier ``m/(M+1)``, ``m = 2 … 5``:
@@ -24,9 +24,9 @@ inequalities to that LP and reports how far each moves it, on instances with a p
 Every family is a valid inequality for the integer schedules (so each LP value is a valid bound),
 but this study only *measures*: the numbers are not passed through the checker, and no bound
 stage is registered for them — the gains were too small to be worth a certificate type (see the
-table in ``results/bound_directions/README.md``).
+table in ``results/opt/bound-directions/README.md``).
 
-    llmopt study run bound-directions --out results/bound_directions   # the README's table (about 3 minutes)
+    llmopt study run bound-directions --out results/opt/bound-directions   # the README's table (about 3 minutes)
     llmopt study run bound-directions --quick                         # the n <= 8 instances only
 
 ``README.md``'s table is written below a ``<!-- table -->`` line; the text above it is kept.
@@ -169,7 +169,7 @@ def cases(max_n: int = 20) -> list[tuple[str, Instance, int, str]]:
     """``(label, instance, reference TEL, "OPT" or "best found")``; ``max_n`` < 20 leaves out the larger
     ``ip-scaling`` points and the two J §5.1 trials (the quick form)."""
     out = []
-    for line in (RESULTS / "ip_scaling" / "trials.jsonl").read_text().splitlines():
+    for line in (RESULTS / "jaillet" / "ip-scaling" / "trials.jsonl").read_text().splitlines():
         r = json.loads(line)
         p = r["params"]
         if r["M"] == 40 and r["n"] <= max_n:
@@ -177,7 +177,7 @@ def cases(max_n: int = 20) -> list[tuple[str, Instance, int, str]]:
                                  M_range=tuple(p["M_range"]))
             kind = "OPT" if r["status"] == "optimal" else "best found"
             out.append((f"AM1 M=40 n={r['n']}", inst, r["incumbent"], kind))
-    trials = {(r["workload"], r["seed"]): r for r in map(json.loads, (RESULTS / "jaillet-synthetic" /
+    trials = {(r["workload"], r["seed"]): r for r in map(json.loads, (RESULTS / "jaillet" / "synthetic" /
                                                                          "trials.jsonl").read_text().splitlines())}
     for wl, seed in (("jaillet-am2", 0), ("jaillet-am1", 1)) if max_n >= 20 else ():
         r = trials[wl, seed]

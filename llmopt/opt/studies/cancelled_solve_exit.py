@@ -7,7 +7,7 @@ cancels it and prints, and the interpreter shuts down while HiGHS's threads are 
 the command ``--runs`` times per thread count on J AM1 seed 0 (n = 58, whose IP always runs into a
 4 s limit) and counts the exit codes.
 
-    llmopt study run cancelled-solve-exit --out results/cancelled_solve_exit     # 12 runs per thread count
+    llmopt study run cancelled-solve-exit --out results/opt/cancelled-solve-exit     # 12 runs per thread count
     llmopt study run cancelled-solve-exit --quick       # 2 runs at --threads 8
 """
 

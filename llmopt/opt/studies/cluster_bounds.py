@@ -20,8 +20,8 @@ Reported: time of each stage and of the IP vs n with the fitted exponent (least-
 sizes it proved); where the IP proved ``OPT_K``, each bound as a fraction of it and the gap
 ``(OPT_K − ⌈best bound⌉) / OPT_K``.
 
-    llmopt study run cluster-bounds --out results/cluster_bounds   # README.md, summary.csv (3–4 min, 2 shared cores)
-    llmopt study run cluster-bounds --quick                         # AM1, n = 8, IP at n = 4 and 6
+    llmopt study run cluster-bounds --out results/opt/cluster-bounds  # README.md, summary.csv (3–4 min, 2 cores)
+    llmopt study run cluster-bounds --quick                           # AM1, n = 8, IP at n = 4 and 6
     llmopt study run cluster-bounds --sizes 8 16 32 64 128 --ip-sizes 4 8 12 16 20 --ip-time-limit 120
 """
 

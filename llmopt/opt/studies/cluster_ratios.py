@@ -9,7 +9,7 @@ The denominator is ``OPT_K`` where the K-worker IP (HiGHS, ``--ip-time-limit`` s
 certified K-worker lower bound (``lp``, ``energy``, ``cluster-zone-lp``; each re-checked by the independent
 certificate checker), so a ratio against a bound is an **upper bound on the competitive ratio**, and says so.
 
-    llmopt study run cluster-ratios --out results/cluster_ratios   # n = 16, 3 seeds (2–3 minutes, 2 shared cores)
+    llmopt study run cluster-ratios --out results/opt/cluster-ratios   # n = 16, 3 seeds (2–3 minutes, 2 shared cores)
     llmopt study run cluster-ratios --quick                         # n = 8, seed 0
 
 writes ``README.md`` and ``rows.csv`` into the output folder.

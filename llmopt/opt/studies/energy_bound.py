@@ -18,7 +18,7 @@ for that discrete instance, so their ratio is a certified bracket on MC-SF's dis
 competitive ratio there. The same requests with every arrival at 0 (the W §7 / C §6 setting)
 are reported too. Times are wall clock (``time.perf_counter``), best of ``--repeat``.
 
-    llmopt study run energy-bound --out results/energy_bound    # the committed README.md
+    llmopt study run energy-bound --out results/opt/energy-bound    # the committed README.md
     llmopt study run energy-bound --quick                       # seeds 0-1, 40 evaluations, no trace part
 
 Needs the staged trace data for (b) (``../shared/data``, or ``LLMOPT_DATA``); skipped with a
@@ -237,7 +237,7 @@ def render(jrows: list[dict[str, Any]], trows: list[dict[str, Any]], trace_note:
             "(20 seeds, every T) and +0.6 % / +1.6 % on the λ = 50 trace instance with 50 / 200 grid points at "
             "0.4 / 1.3 s. Not worth its cost; not shipped.",
             "- The LP bound's values here are over the windows of this script's best schedule; the "
-            "`jaillet-synthetic` suite (results/jaillet-synthetic) reports the same LP within its own pipeline.",
+            "`jaillet-synthetic` suite (results/jaillet/synthetic) reports the same LP within its own pipeline.",
             ""]
     return "\n".join(out)
 

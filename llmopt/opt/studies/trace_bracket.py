@@ -8,7 +8,7 @@ column generation over a bucketed master with breakpoint pricing, and subgradien
 bucketed multipliers). Reported: best certified bound, best schedule, the bracket ``(best schedule − bound) /
 best schedule``, and MC-SF's ratio to OPT bracketed: ``[TEL(MC-SF) / best schedule, TEL(MC-SF) / bound]``.
 
-    llmopt study run trace-bracket --out results/trace_bracket   # n = 1,000 and 10,000 (about 1.5 h)
+    llmopt study run trace-bracket --out results/opt/trace-bracket   # n = 1,000 and 10,000 (about 1.5 h)
     llmopt study run trace-bracket --quick        # n = 1,000, 20-s budgets, no lns
 
 The committed rows were computed in pieces (each stage keeps the budget of the run that computed it);
@@ -38,7 +38,7 @@ from typing import Any
 from llmopt.opt.studies import RESULTS, StudyError, options_argv, run_main
 
 #: The folder the rows and the README go to (``main``'s ``--out``, set by :func:`_use`).
-OUT = RESULTS / "trace_bracket"
+OUT = RESULTS / "opt" / "trace-bracket"
 ROWS = OUT / "rows.jsonl"
 
 
@@ -49,15 +49,15 @@ def _use(out: Path) -> None:
 
 #: The runs that produced the committed rows, in order.
 COMMANDS = (
-    "llmopt study run trace-bracket --out results/trace_bracket --budget 300 --stages energy lp-colgen",
-    "llmopt study run trace-bracket --out results/trace_bracket --budget 120 --sizes 1000 --stages lagrangian",
-    "llmopt study run trace-bracket --out results/trace_bracket --budget 600 --sizes 10000 --stages lagrangian",
-    "llmopt study run trace-bracket --out results/trace_bracket --search-seconds 300 "
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --budget 300 --stages energy lp-colgen",
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --budget 120 --sizes 1000 --stages lagrangian",
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --budget 600 --sizes 10000 --stages lagrangian",
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --search-seconds 300 "
     "--schedules mc-sf fcfs sorted-f lns",
     "# rows' lns entries dropped (lns then started from Sorted-F), then:",
-    "llmopt study run trace-bracket --out results/trace_bracket --search-seconds 300 "
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --search-seconds 300 "
     "--schedules mc-sf fcfs sorted-f sgs-energy sgs-lagrangian lns",
-    "llmopt study run trace-bracket --out results/trace_bracket --sizes 10000 --rates 10 --prefixes 1000 3000 "
+    "llmopt study run trace-bracket --out results/opt/trace-bracket --sizes 10000 --rates 10 --prefixes 1000 3000 "
     "--budget 300 --search-seconds 300",
 )
 #: Schedule searches that run until ``--search-seconds`` (``lns`` and ``local-search`` start from the best

@@ -1,7 +1,7 @@
 """``zone-tree`` (branch-and-bound on the zone-LP over start windows) against HiGHS's branch-and-cut,
 on the OPT-frontier instances, at the same time budget.
 
-For each point of ``results/opt_frontier`` (J AM1 at M = 40 with n = 16–24, J AM2 at M = 40 with
+For each point of ``results/jaillet/opt-frontier`` (J AM1 at M = 40 with n = 16–24, J AM2 at M = 40 with
 T = 20–44), from one incumbent — the pipeline's upper-bound stages MC-SF, ``local-search`` and
 ``lns`` (30 sub-IPs, seed 0), verified by the checker — this runs, each on one thread for
 ``--seconds``:
@@ -14,7 +14,7 @@ T = 20–44), from one incumbent — the pipeline's upper-bound stages MC-SF, ``
 Beside them: the root ``zone-lp`` bound and the frontier run's 600-s bracket. "Proven" = the
 rounded-up bound reaches the best schedule either method found.
 
-    llmopt study run zone-tree --out results/zone_tree     # 8 instances × 2 methods × 120 s (~20 min, 2 cores)
+    llmopt study run zone-tree --out results/opt/zone-tree     # 8 instances × 2 methods × 120 s (~20 min, 2 cores)
     llmopt study run zone-tree --out D --seconds 600      # the frontier's 10-minute budget
     llmopt study run zone-tree --quick                    # 2 points, 20 s each
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from llmopt.opt.studies import RESULTS, StudyError, options_argv, run_main
 
-FRONTIER = RESULTS / "opt_frontier" / "trials.jsonl"
+FRONTIER = RESULTS / "jaillet" / "opt-frontier" / "trials.jsonl"
 
 
 def frontier_points() -> list[dict[str, Any]]:
@@ -140,8 +140,8 @@ def render(rows: list[dict[str, Any]], seconds: float, wall: float, workers: int
     table = "\n".join(lines)
     return f"""# `zone-tree` against HiGHS branch-and-cut on the OPT-frontier instances (issue 23, item 4)
 
-`llmopt/opt/studies/zone_tree_vs_bc.py`: on each point of `results/opt_frontier`, from one verified incumbent (MC-SF,
-`local-search` with 200 evaluations, `lns` with 30 sub-IPs), **{seconds:g} s on one thread** for each method:
+`llmopt/opt/studies/zone_tree_vs_bc.py`: on each point of `results/jaillet/opt-frontier`, from one verified incumbent
+(MC-SF, `local-search` with 200 evaluations, `lns` with 30 sub-IPs), **{seconds:g} s on one thread** for each method:
 
 * **HiGHS B&C** — branch-and-cut on `hindsight-ip-zones` over the incumbent's windows, warm-started; its
   bound is the solver's own (not re-checked).
@@ -151,7 +151,7 @@ def render(rows: list[dict[str, Any]], seconds: float, wall: float, workers: int
   (`llmopt/verify/tree_certificate.py`).
 
 Gap = (best found by either − bound) / best found. "frontier 600 s" is the stored frontier run's
-bracket (HiGHS, 10 minutes, `results/opt_frontier`).
+bracket (HiGHS, 10 minutes, `results/jaillet/opt-frontier`).
 
 {table}
 
@@ -163,7 +163,7 @@ instance run one after the other in one worker process, so they share the machin
 `--workers 2` on this 2-core machine each worker had about one core).
 
 Every strong-branching probe now restarts from its node's optimal basis (`WarmLP.solve(basis=…)`;
-`results/bound_scaling` part (c): 35–46 % less time per node at n = 20–60, in unpaired runs). The run
+`results/opt/bound-scaling` part (c): 35–46 % less time per node at n = 20–60, in unpaired runs). The run
 before that change (120 s, `--workers 1`, the other core busy with another benchmark) had the tree above
 B&C on 4 of 8, at 1,135.42 (AM1 n = 20), 1,350.65 (n = 22), 1,408.36 (n = 24), 285.03 (AM2 n = 13, 5,105
 nodes), 732.47 (n = 18), 1,677.27 (n = 26) and 1,672.40 (n = 35).

@@ -6,7 +6,7 @@ lengths range from 1 to 883 tokens, with a mean of 85, median of 43, and varianc
 publishes the statistics (and a histogram, Figure 4), not the sample. The staged LMSYS files are
 word counts of whole conversations, truncated at 256–599 words (``shared/data/SOURCES.md``), and
 ``chen-lmsys`` matches C's means but not its medians, ranges or variances
-(``results/chen-lmsys/sample.md``).
+(``results/chen/lmsys/sample.md``).
 
 **How the C-like sample is built.**
 

@@ -1,5 +1,5 @@
 """Three claims of Chen–Ye–Zhou ("C") checked in closed form (issue 25, item 4); simulated in the study
-``chen-theorem-claims`` (:mod:`llmopt.papers.chen.studies.theorem_claims`, ``results/chen-theory/theorem_claims.md``).
+``chen-theorem-claims`` (:mod:`llmopt.papers.chen.studies.theorem_claims`, ``results/chen/theory/theorem_claims.md``).
 
 * **Corollary 2** (multi-interval A_min, C §4.2 L379–385, App. Algorithm 5): with disjoint
   buckets ``[ℓ_1, u_1], …, [ℓ_m, u_m]`` (``u_j <= ℓ_{j+1}``) and ``α = ℓ_1/u_m``, the revised

@@ -6,7 +6,7 @@ setting". The suite runs A_min's worst distribution on ``[1, 50]`` (the ``chen-t
 F1 u = 50: n = 20,000, s = 1, M for 50 waves of work) with the shared interval ``[1, 50]`` and
 with buckets of width 25, 10, 5 and 1 (a perfect classifier, ``bins`` predictions), seeds 0–2,
 and both A_min readings that matter (certified, the default, and repaired; see
-``results/amin_readings/README.md``). :func:`cor2_report` writes ``cor2.md``: per layout the
+``results/chen/amin-readings/README.md``). :func:`cor2_report` writes ``cor2.md``: per layout the
 ratio to H-SF of ``a-min-multi`` beside the closed form of
 :func:`llmopt.papers.chen.claims.multi_interval_cr` on the seed's empirical distribution, and
 the claim check: every bucketed ratio at most the single interval's, per seed and reading.

@@ -14,7 +14,7 @@ nested prefixes of one sample), seeds 0–2 (three samples; the tie-breaking ran
 A_max and A_min is the task seed), the continuous engine with the default cost model and
 ``M = 16,492``; H-SF is the reference. Multi-interval A_min (``a-min-multi``) is left out: on
 C's bins it *is* A_min (``õ_i`` starts at the bin's lower end in both, and it draws the same
-random numbers, so the schedules are identical — see ``results/chen_policy_speed``), and it
+random numbers, so the schedules are identical — see ``results/perf/chen-policy-speed``), and it
 rejects the overlapping intervals of Exp. 3 by design.
 
 :func:`figures_5_7` is the suite's ``extra_report``: the Figure 5–7 tables and plots (mean
@@ -24,7 +24,7 @@ explicit numerical criterion and evaluated at every n as *holds* / *does not hol
 schedules the checker verified enter a number (the harness records ``latency_*`` only
 for verified schedules and ``verified_*`` says so).
 
-Run ``python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys`` (about 2 minutes) for
+Run ``python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys`` (about 2 minutes) for
 the statistics of the samples (:func:`sample_statistics`, ``sample.md``); the memory study
 (:func:`m_sensitivity_frame`, ``m_sensitivity.md``): Exp. 1–3 at several memories ``M``, in
 the continuous engine (cost model) and the discrete engine (TEL in iterations, no cost

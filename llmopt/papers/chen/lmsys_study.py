@@ -1,7 +1,7 @@
 """C §6 study beside the ``chen-lmsys`` suite: the samples against C's statistics, the memory
 (``M``) sensitivity, where A_min's cancellations fall, and the whole suite in the discrete engine.
 
-Run ``python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys`` (about 2 minutes, one core);
+Run ``python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys`` (about 2 minutes, one core);
 it writes ``sample.md``, ``m_sensitivity.md`` / ``.csv``, ``evictions.md`` and ``discrete.md`` /
 ``.csv`` next to the suite's report (:mod:`llmopt.papers.chen.lmsys_report`), whose claim criteria it
 reuses at every memory and in the discrete engine.
@@ -304,7 +304,7 @@ def write_m_sensitivity(out_dir: str | Path, seed: int = 0, n: int = 2000) -> li
     out.mkdir(parents=True, exist_ok=True)
     st = sample_statistics(SEEDS, 2000)
     lines = ["# chen-lmsys: the samples beside C's", "",
-             "`python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys`. Word counts of "
+             "`python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys`. Word counts of "
              "`lmsys_chat_1m_words_in256_out256.csv` (zero lengths dropped), 2,000 rows drawn per seed; C reports "
              "tokens (its Figure 4 caption says words; DIGEST I-16). Variance is the population variance. "
              "Σ(s+1): memory if every request held its prompt and first token at once; Σ(s+o): at their last tokens.",
@@ -323,7 +323,7 @@ def write_m_sensitivity(out_dir: str | Path, seed: int = 0, n: int = 2000) -> li
     df.to_csv(out / "m_sensitivity.csv", index=False)
     lem = lemma2_exp1(seed, n)
     lines = [f"# chen-lmsys: how the C §6 picture depends on the memory M (seed {seed}, n = {n:,})", "",
-             f"`python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys --seed {seed} --n {n}`. One sample, "
+             f"`python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys --seed {seed} --n {n}`. One sample, "
              "every setting, M = factor × 16,492 and M = Σ(s+o) of the sample (everything fits at its peak). "
              "*cont*: continuous engine, Llama2-70B 2×A100 cost model, mean latency in seconds; *disc*: discrete "
              "engine (DESIGN §1, one step per iteration, no cost model), TEL / n in iterations. Every schedule "
@@ -393,7 +393,7 @@ def write_discrete(out_dir: str | Path, seeds: Sequence[int] = SEEDS, sizes: Seq
     recs = discrete_records(seeds, sizes)
     df = figures_frame(recs, CHEN_LMSYS)
     df.to_csv(out / "discrete.csv", index=False)
-    intro = ("`python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys`. The `chen-lmsys` tasks "
+    intro = ("`python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys`. The `chen-lmsys` tasks "
              "(same samples, "
              "predictions and seeds, M = 16,492) in the **discrete** engine of DESIGN §1: every batch takes one "
              "step whatever its size, so there is no cost model; *latency* is TEL / n in iterations. Every "
@@ -410,7 +410,7 @@ def write_evictions(out_dir: str | Path, seed: int = 0, n: int = 2000) -> list[s
     out.mkdir(parents=True, exist_ok=True)
     ep = eviction_profile(seed, n)
     lines = [f"# chen-lmsys: where A_min's cancellations fall (seed {seed}, n = {n:,}, M = 16,492, continuous)", "",
-             "`python -m llmopt.papers.chen.lmsys_study --out results/chen-lmsys`. *re-prefilled*: prompt tokens "
+             "`python -m llmopt.papers.chen.lmsys_study --out results/chen/lmsys`. *re-prefilled*: prompt tokens "
              "processed again when a cancelled request restarts; *extra work*: (recomputed + re-prefilled) / Σ(s+o); "
              "*o of evicted*: mean true output length of the cancelled request, per cancellation, beside the "
              "sample mean; *short share*: share of cancellations that hit a request with o at most the sample "
@@ -431,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     cancellations fall, and the suite's tasks in the discrete engine (about 3 minutes on one core)."""
     ap = argparse.ArgumentParser(description="chen-lmsys: sample statistics, M-sensitivity, evictions, discrete "
                                  "engine")
-    ap.add_argument("--out", type=Path, default=Path("results/chen-lmsys"))
+    ap.add_argument("--out", type=Path, default=Path("results/chen/lmsys"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=2000)
     args = ap.parse_args(argv)

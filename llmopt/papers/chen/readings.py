@@ -2,7 +2,7 @@
 
 C prints A_min with gaps (DIGEST §2.18, I-32/I-33), so "A_min" is a family of readings; every
 C verdict on A_min depends on which one is simulated. The readings compared in
-``llmopt/papers/chen/studies/amin_readings.py`` (``results/amin_readings/README.md``) are the combinations of
+``llmopt/papers/chen/studies/amin_readings.py`` (``results/chen/amin-readings/README.md``) are the combinations of
 
 * the admission projection of a running request past its ``õ`` (``running_estimate``):
   *certified* ``max(õ, a + 1)`` (the registered default), *literal* (the printed check: it
@@ -44,7 +44,7 @@ READINGS: Mapping[str, str] = {
     "literal": "a-min:running_estimate=literal",
     "literal õ←a": "a-min:running_estimate=literal,pseudo_update=assign",
 }
-#: The reading registered as ``a-min`` (see ``results/amin_readings/README.md`` for why).
+#: The reading registered as ``a-min`` (see ``results/chen/amin-readings/README.md`` for why).
 DEFAULT_READING = "certified"
 
 

@@ -11,7 +11,7 @@ _J_PAPER = {
     "jaillet-am2": {"mean": 1.047, "max": 1.227, "min": 1.000, "trials": 200},
 }
 
-# The (M, n) points of results/ip_scaling/README.md.
+# The (M, n) points of results/jaillet/ip-scaling/README.md.
 _IP_SCALING_POINTS = (
     [(40, n) for n in (6, 8, 10, 12, 14, 16, 20, 24)]
     + [(30, n) for n in (8, 12, 16)]
@@ -98,7 +98,7 @@ OPT_FRONTIER = Suite(
 
 #: The LMSYS file of the J §5.2 reproductions (word counts, as in the papers): the 662k-row
 #: "input<257 & output<257" filter, whose prompt mean (42.8 words) is closest to the paper's
-#: (40.6); zero-length rows (63 prompts, 1,136 outputs) are dropped. See results/jaillet-lmsys/NOTES.md.
+#: (40.6); zero-length rows (63 prompts, 1,136 outputs) are dropped. See results/jaillet/lmsys/README.md.
 LMSYS_TRACE = "lmsys_chat_1m_words_in256_out256.csv"
 
 

@@ -20,7 +20,7 @@ as printed) and concludes ``CR >= min{2/ε, 1/ε} = 1/ε``. Differences under DE
 * ``A_2`` keeps the interrupted request's cache (a pause). DESIGN's eviction discards it and the
   request restarts, and its latency counts to its final completion; :class:`PreemptShortestFirst`
   (evict for a shorter waiting request, restart later) then reaches OPT or comes close on this family
-  (``results/j0-theory``), so the family alone proves the bound only for algorithms that do not evict.
+  (``results/jaillet/j0-theory``), so the family alone proves the bound only for algorithms that do not evict.
 
 OPT of the family is exact by enumeration (:func:`thm62_opt`, proof in its docstring).
 

@@ -18,7 +18,7 @@ leading terms (each schedule's phases taken as disjoint)::
 
 The simulated schedules overlap the phases a little (a few type-2 requests slip in while the
 last type-1 batch runs); their TELs are within 3 % of these terms for M = 16 … 256. The ratios
-of ``llmopt/papers/wang/studies/claims_measured.py`` (``results/wang-synthetic/claims.md``) are the simulated ones,
+of ``llmopt/papers/wang/studies/claims_measured.py`` (``results/wang/synthetic/claims.md``) are the simulated ones,
 verified by the checker.
 
 **The printed arithmetic is wrong** (DIGEST §3.4, I-38). W takes ``Y = M^1.5`` and writes the

@@ -16,7 +16,7 @@ Algorithm 2's ``õ ← a`` (*õ←a*). Measured on
 Every schedule is re-verified by the checker; a run that overflows is reported as such.
 
     llmopt study run amin-readings --quick                          # 7 theory rows + §6: a few minutes (one core)
-    llmopt study run amin-readings --out results/amin_readings      # all 17 theory rows (about 25 minutes)
+    llmopt study run amin-readings --out results/chen/amin-readings      # all 17 theory rows (about 25 minutes)
 
 ``report(out)`` re-renders ``README.md`` from the folder's ``readings.csv``.
 """
@@ -288,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "## C §6 at n = 2,000 (seed 0, Llama2-70B 2×A100, M = 16,492), against C's \"nearly identical to H-SF\"",
         "",
         "Two samples: `chen-lmsys` (staged LMSYS word counts, ≤ 256) and the C-like sample matched to C's "
-        "token statistics (`llmopt/papers/chen/c_like.py`, `results/chen-lmsys/c_like.md`).", "",
+        "token statistics (`llmopt/papers/chen/c_like.py`, `results/chen/lmsys/c_like.md`).", "",
         *table_lines(sec6, "C: ≈ H-SF"), "",
         "## Which reading matches C, by group", "",
         "*error*: exp(|ln(ratio / C)|) − 1 over the rows where the reading ran.", "",

@@ -1,12 +1,12 @@
 """C §6 with C-like inputs: the C-like sample against C's statistics, C's Figures 5–7 on it, an M sweep.
 
-Writes into ``out`` (committed: ``results/chen-lmsys``) ``c_like.md`` with ``c_like_records.csv``,
+Writes into ``out`` (committed: ``results/chen/lmsys``) ``c_like.md`` with ``c_like_records.csv``,
 ``c_like_m_sweep.csv``, ``figure4.png`` and ``c_like_figures.png``: the C-like sample
 (:mod:`llmopt.papers.chen.c_like`) against C's statistics and ours (Figure 4), C's Figures 5–7 on it
 (n = 200 … 2,000, seeds 0–2, M = 16,492, claims checked) and an M sweep (seed 0, n = 2,000, both
 engines, claims per M). Every schedule is re-verified by the checker. About 8 minutes on one core::
 
-    llmopt study run chen-c-like --out results/chen-lmsys
+    llmopt study run chen-c-like --out results/chen/lmsys
     llmopt study run chen-c-like --quick            # seed 0 only
 """
 

@@ -1,12 +1,12 @@
 """C's Corollary 2, Theorem 2, and Lemma 2 against Theorem EC.1, in closed form and simulated.
 
-Writes into ``out`` (committed: ``results/chen-theory``) ``theorem_claims.md`` and ``thm2.png``:
+Writes into ``out`` (committed: ``results/chen/theory``) ``theorem_claims.md`` and ``thm2.png``:
 Corollary 2 (multi-interval A_min, closed form and simulation of ``a-min-multi``), Theorem 2
 simulated beside its formula, and Lemma 2 / Figure 1 against Theorem EC.1, in closed form and
 simulated. The closed forms and instances are :mod:`llmopt.papers.chen.claims`. Every schedule is
 re-verified by the checker. About 20–60 s on one core::
 
-    llmopt study run chen-theorem-claims --out results/chen-theory
+    llmopt study run chen-theorem-claims --out results/chen/theory
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def corollary2_part() -> list[str]:
         f"form at s = 1: repaired within {rep_lo:+.1%} … {rep_hi:+.1%}, certified {cert_lo:+.1%} … {cert_hi:+.1%} "
         "(coarse buckets start at õ = 1 in [1, w]: certified then barely cancels and orders that bucket at random, "
         "as on the single interval, where it schedules like A_random). On C §6's Exp. 2 bins `a-min-multi` is "
-        "the same schedule as `a-min` (same õ, same random draws; `results/chen_policy_speed`), and its ratio "
+        "the same schedule as `a-min` (same õ, same random draws; `results/perf/chen-policy-speed`), and its ratio "
         "there is below Exp. 1's on both samples (`c_like.md`, `figures_5_7.md`): C's \"validation in Experiment "
         "2\" holds in that weak sense.", ""]
 

@@ -12,7 +12,7 @@ study counts loops (runs stopped by the loop guard) over seeds, for α ∈ ``--a
 each with cleared requests re-queued at their FCFS position (``front``, our default reading)
 and behind every waiting request (``back``).
 
-    llmopt study run alpha-loop-sensitivity --out results/jaillet-lmsys     # writes loop_sensitivity.md
+    llmopt study run alpha-loop-sensitivity --out results/jaillet/lmsys     # writes loop_sensitivity.md
     llmopt study run alpha-loop-sensitivity --quick     # seeds 0-1, 300 requests
 """
 

@@ -2,8 +2,8 @@
 
 Reads two committed runs of the same 400 trials (J §5.1 AM1 + AM2, seeds 0–199):
 
-* ``results/jaillet-synthetic/trials.jsonl`` — MC-SF, FCFS, 200-evaluation local search, 5 s IP, ``lp`` bound;
-* ``results/jaillet-certified/trials.jsonl`` — the same plus the ``lns`` stage (30 sub-IPs) and the
+* ``results/jaillet/synthetic/trials.jsonl`` — MC-SF, FCFS, 200-evaluation local search, 5 s IP, ``lp`` bound;
+* ``results/jaillet/certified/trials.jsonl`` — the same plus the ``lns`` stage (30 sub-IPs) and the
   ``energy`` bound (suite ``jaillet-certified``).
 
 and reports per arrival model: trials proven optimal, the certified gap (best found − bound) / best
@@ -14,7 +14,7 @@ gave the bound, and the time per trial. Also writes ``gap_hist.png``: the per-tr
 It solves nothing: it reloads the two runs (and says so in its first line, with the commands that
 recompute them).
 
-    llmopt study run certified-gap --out results/jaillet-certified   # writes gap.md and gap_hist.png
+    llmopt study run certified-gap --out results/jaillet/certified   # writes gap.md and gap_hist.png
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 
 from llmopt.opt.studies import RESULTS, StudyError, run_main
 
-BEFORE = RESULTS / "jaillet-synthetic" / "trials.jsonl"
-AFTER = RESULTS / "jaillet-certified" / "trials.jsonl"
+BEFORE = RESULTS / "jaillet" / "synthetic" / "trials.jsonl"
+AFTER = RESULTS / "jaillet" / "certified" / "trials.jsonl"
 MODELS = (("jaillet-am1", "AM1"), ("jaillet-am2", "AM2"))
 
 

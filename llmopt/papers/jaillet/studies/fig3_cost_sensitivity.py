@@ -13,7 +13,7 @@ refitting the slopes with everything else fixed:
 Every schedule is re-verified by the continuous-time checker; a run stopped by the loop guard is left
 out of its seed's fit and counted.
 
-    llmopt study run fig3-cost-sensitivity --out results/jaillet-fig3     # writes cost_sensitivity.md
+    llmopt study run fig3-cost-sensitivity --out results/jaillet/fig3     # writes cost_sensitivity.md
     llmopt study run fig3-cost-sensitivity --quick      # seed 0, 1,000 and 2,000 requests, λ = 50
 """
 

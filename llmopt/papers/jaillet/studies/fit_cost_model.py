@@ -4,7 +4,7 @@ Reads the external profiles staged under ``shared/data/profiles`` (never committ
 ``shared/data/SOURCES.md``), writes the fitted coefficients with their provenance, fit errors and
 the cross-check to a JSON file, prints the splitwise cross-check table and writes it as markdown::
 
-    llmopt study run fit-cost-model --out results/cost_model --data ../shared/data/profiles \\
+    llmopt study run fit-cost-model --out results/jaillet/cost-model --data ../shared/data/profiles \\
         --coefficients llmopt/engine/data/llama2_70b_a100_tp2.json
 
 Run from the repository root. The study writes ``README.md`` into its output folder and the coefficients
@@ -46,9 +46,9 @@ from llmopt.opt.studies import REPO, StudyError, run_main
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "profiles"
 DEFAULT_OUT = REPO / "llmopt" / "engine" / "data" / "llama2_70b_a100_tp2.json"
-DEFAULT_RESULTS = REPO / "results" / "cost_model" / "README.md"
+DEFAULT_RESULTS = REPO / "results" / "jaillet" / "cost-model" / "README.md"
 COMMAND = (
-    "llmopt study run fit-cost-model --out results/cost_model --data ../shared/data/profiles "
+    "llmopt study run fit-cost-model --out results/jaillet/cost-model --data ../shared/data/profiles "
     "--coefficients llmopt/engine/data/llama2_70b_a100_tp2.json"
 )
 

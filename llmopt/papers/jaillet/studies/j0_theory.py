@@ -9,12 +9,12 @@ J0 Thm 5.3's constant regret, with the code in :mod:`llmopt.papers.jaillet.theor
 * **Thm 5.3**: per-period i.i.d. arrivals over ``T`` periods, ``AEL(MC-SF) − OPT/n`` bracketed by the
   best verified schedule and the best certified bound, in a stable and an overloaded regime.
 
-    llmopt study run j0-theory --out results/j0-theory   # a few minutes on a shared 2-core machine
+    llmopt study run j0-theory --out results/jaillet/j0-theory   # a few minutes on a shared 2-core machine
     llmopt study run j0-theory --large                   # larger n, T, M and more seeds (much longer)
     llmopt study run j0-theory --quick                   # Thm 6.2 only (seconds)
 
 Writes ``thm62.md``, ``thm43.md``, ``thm53.md``, ``thm62.png``, ``thm53.png``, ``rows.json`` and
-``NOTES.md`` into the output folder; ``report(out)`` re-renders ``NOTES.md`` from ``rows.json``.
+``README.md`` into the output folder; ``report(out)`` re-renders ``README.md`` from ``rows.json``.
 """
 
 from __future__ import annotations
@@ -425,12 +425,12 @@ def _notes53(rows: list[dict[str, Any]], raw: list[dict[str, Any]], fits: dict[s
                             "seeds).")
     lines += ["", "**Verdict.**", ""] + [f"* {v}" for v in verdicts] + [
         "", "Longer horizons and a larger M: `llmopt study run j0-theory --large --only thm53 --seeds 0-4 --out "
-        "results/j0-theory/large-thm53` (T up to 800, M = 24 and 96).", ""]
+        "results/jaillet/j0-theory/large-thm53` (T up to 800, M = 24 and 96).", ""]
     return lines
 
 
 def notes(dump: dict[str, Any]) -> str:
-    """NOTES.md from the measured rows: per theorem the claim, the numbers and the verdict."""
+    """README.md from the measured rows: per theorem the claim, the numbers and the verdict."""
     command = dump.get("command") or " ".join(["llmopt study run j0-theory", dump["argv"]]).strip()
     lines = ["# J0's theory, measured (issue 24, part 5)", "",
              f"`{command}` ({dump['seeds']} seeds per point "
@@ -453,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--large", action="store_true", help="larger sizes and more seeds (tens of minutes)")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per point (default 3 quick, 8 large)")
     ap.add_argument("--only", default="thm62,thm43,thm53", help="comma-separated subset of thm62,thm43,thm53")
-    ap.add_argument("--command", default="", help="the command line to quote in NOTES.md")
+    ap.add_argument("--command", default="", help="the command line to quote in README.md")
     args = ap.parse_args(argv)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -496,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         took["thm53"] = time.perf_counter() - t0
     dump["seconds"] = took
     (out / "rows.json").write_text(json.dumps(dump, indent=1, default=str), encoding="utf-8")
-    (out / "NOTES.md").write_text(notes(dump), encoding="utf-8")
+    (out / "README.md").write_text(notes(dump), encoding="utf-8")
     print("seconds:", {k: round(v, 1) for k, v in took.items()})
 
 
@@ -505,7 +505,7 @@ OPTIONS = {"large": "larger sizes and more seeds (tens of minutes)",
 
 
 def run(out: Path, *, seeds: Sequence[int] | None = None, quick: bool = False, **options: Any) -> list[str]:
-    """Write the tables, figures, ``rows.json`` and ``NOTES.md`` into ``out``; ``seeds`` must be ``0 … N−1``
+    """Write the tables, figures, ``rows.json`` and ``README.md`` into ``out``; ``seeds`` must be ``0 … N−1``
     (default 3, 8 with ``large``); returns the files written."""
     argv = ["--out", str(out), "--command",
             study_command("j0-theory", out, quick=quick, seeds=seeds, options=options)]
@@ -518,7 +518,7 @@ def run(out: Path, *, seeds: Sequence[int] | None = None, quick: bool = False, *
 
 
 def report(out: Path) -> list[str]:
-    """Re-render ``NOTES.md`` from ``out/rows.json``; returns it."""
+    """Re-render ``README.md`` from ``out/rows.json``; returns it."""
     dump = json.loads((Path(out) / "rows.json").read_text(encoding="utf-8"))
-    (Path(out) / "NOTES.md").write_text(notes(dump), encoding="utf-8")
-    return [str(Path(out) / "NOTES.md")]
+    (Path(out) / "README.md").write_text(notes(dump), encoding="utf-8")
+    return [str(Path(out) / "README.md")]

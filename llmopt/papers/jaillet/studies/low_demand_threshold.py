@@ -2,7 +2,7 @@
 
 J §5.2 (L382): a grid search with step 0.01 gives the smallest α without infinite processing loops as **0.21 at
 λ = 50** and **0.24 at λ = 10** (10,000 LMSYS requests, M = 16,492). The committed reproduction
-(``results/jaillet-lmsys``) gets 0.21–0.27 at λ = 50 but 0.09–0.12 at λ = 10 on every seed, with the order of the two
+(``results/jaillet/lmsys``) gets 0.21–0.27 at λ = 50 but 0.09–0.12 at λ = 10 on every seed, with the order of the two
 reversed. This study computes the smallest loop-free α per (variant, λ, seed) for candidate causes:
 
 * **M**: 8,192 and 7,629 tokens (J0's own formula, DIGEST §4.3 / I-15);
@@ -25,7 +25,7 @@ evictions with no completion in between) or when it has not finished after 10 it
 with rare completions). The smallest loop-free α is one grid step above the largest α that loops (α = 0.01 … 0.50),
 so an isolated loop above a loop-free α counts.
 
-    llmopt study run low-demand-threshold --out results/jaillet-lmsys --grid full --jobs 2
+    llmopt study run low-demand-threshold --out results/jaillet/lmsys --grid full --jobs 2
     llmopt study run low-demand-threshold --quick      # two variants, seed 0, λ = 10, n = 2,000, coarse grid
 
 writes ``low_demand_threshold.md`` into the output folder.

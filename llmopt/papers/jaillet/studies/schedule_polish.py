@@ -1,6 +1,6 @@
 """CP-SAT with a real budget, then ``lns`` from CP-SAT's schedule, on the J §5.1 trials.
 
-For each of the 400 trials of ``results/jaillet-certified`` (``jaillet-am1`` / ``jaillet-am2``, seeds
+For each of the 400 trials of ``results/jaillet/certified`` (``jaillet-am1`` / ``jaillet-am2``, seeds
 0–199, M = 40; instances rebuilt as the ``zone-bound`` study does), this replays the stored
 pipeline's upper-bound stages and then adds the stage ``cp-sat-lns`` (:mod:`llmopt.opt.cp_sat`):
 
@@ -19,9 +19,9 @@ the CPU seconds (``time.process_time``) of each step, the stored run's best-foun
 checker-verified incumbent), and the starts (id → start) of the stage's final schedule and of the best
 schedule of all steps (control included), for a lower-bound study.
 
-    llmopt study run schedule-polish --out results/schedule_polish              # all 400 trials (5 s + 30 sub-IPs)
-    llmopt study run schedule-polish --quick                                      # the first 8 trials
-    llmopt study run schedule-polish --out results/schedule_polish --resume       # skip trials already stored
+    llmopt study run schedule-polish --out results/jaillet/schedule-polish  # all 400 trials (5 s + 30 sub-IPs)
+    llmopt study run schedule-polish --quick                                # the first 8 trials
+    llmopt study run schedule-polish --out results/jaillet/schedule-polish --resume  # skip trials already stored
     llmopt study run schedule-polish --out D --resume --shard 0/2 & \
     llmopt study run schedule-polish --out D --resume --shard 1/2                 # the rest on two cores
 
@@ -47,14 +47,14 @@ from typing import Any
 
 from llmopt.opt.studies import RESULTS, StudyError, options_argv, run_main
 
-CERTIFIED = RESULTS / "jaillet-certified" / "trials.jsonl"
+CERTIFIED = RESULTS / "jaillet" / "certified" / "trials.jsonl"
 #: Per-trial certified bounds with the zone rows (the ``zone-bound`` study), for the gap column.
-ZONE = RESULTS / "zone_bound" / "trials.jsonl"
+ZONE = RESULTS / "jaillet" / "zone-bound" / "trials.jsonl"
 MODELS = (("jaillet-am1", "AM1"), ("jaillet-am2", "AM2"))
 STEPS = ("mc-sf", "local-search", "lns", "cp-sat", "cp-sat-lns")
 #: The control step (not part of the stage; its CPU time is not in the per-trial total of STEPS).
 CONTROL = "lns-more"
-#: The stored pipeline's budgets (``results/jaillet-certified/suite.json``).
+#: The stored pipeline's budgets (``results/jaillet/certified/suite.json``).
 STORED_SEARCH_EVALS = 200
 STORED_LNS_ITERATIONS = 30
 
@@ -256,7 +256,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def _gap_rows(rs: list[dict[str, Any]], zone: dict[tuple[str, int], int]) -> dict[str, str]:
-    """Certified gap ``(TEL − bound) / TEL`` against ``results/zone_bound``'s bound (best of ``lp``,
+    """Certified gap ``(TEL − bound) / TEL`` against ``results/jaillet/zone-bound``'s bound (best of ``lp``,
     ``energy``, the MIP bound and ``zone-lp``), with the stored best and with the best of all steps."""
     with_bound = [(r, zone[(r["workload"], int(r["seed"]))]) for r in rs if (r["workload"], int(r["seed"])) in zone]
     if not with_bound:
@@ -264,7 +264,7 @@ def _gap_rows(rs: list[dict[str, Any]], zone: dict[tuple[str, int], int]) -> dic
     before = [(r["stored_best"] - b) / r["stored_best"] for r, b in with_bound]
     after = [(r["best_tel"] - b) / r["best_tel"] for r, b in with_bound]
     return {
-        "certified gap against results/zone_bound's bound, mean: stored best → best of all steps":
+        "certified gap against results/jaillet/zone-bound's bound, mean: stored best → best of all steps":
             f"{st.mean(before):.2%} → {st.mean(after):.2%}",
         "proven optimal by that bound: stored best → best of all steps":
             f"{sum(r['stored_best'] <= b for r, b in with_bound)} → {sum(r['best_tel'] <= b for r, b in with_bound)}",
@@ -295,11 +295,11 @@ def render(path: Path, args: argparse.Namespace) -> str:
            + (f" --shard {args.shard}" if args.shard is not None else "") + " > /tmp/polish.log 2>&1 &")
     return f"""# CP-SAT then `lns`, on the J §5.1 trials (issue 23, "Schedules")
 
-`llmopt/papers/jaillet/studies/schedule_polish.py` replays, per trial of `results/jaillet-certified` (J §5.1,
+`llmopt/papers/jaillet/studies/schedule_polish.py` replays, per trial of `results/jaillet/certified` (J §5.1,
 M = 40), the stored pipeline's upper-bound stages (MC-SF; `local-search`, 200 evaluations; `lns`, 30 sub-IPs; seed =
 trial seed), then runs the stage `cp-sat-lns` (`llmopt/opt/cp_sat.py`): CP-SAT hinted with that best
 schedule, then `lns` started from CP-SAT's schedule. "Stored best found" is the stored run's
-checker-verified incumbent (`incumbent` in `results/jaillet-certified/trials.jsonl`; `lns` in 394 of
+checker-verified incumbent (`incumbent` in `results/jaillet/certified/trials.jsonl`; `lns` in 394 of
 400 trials, the 5-s IP in 2). Improvement = (stored best − final TEL) / stored best; it is negative
 only where the stored best came from the IP or the replay differs (the final schedule is never worse
 than the replayed `lns`). CPU seconds are `time.process_time()` of this process (CP-SAT with one

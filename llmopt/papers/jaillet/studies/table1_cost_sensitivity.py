@@ -1,6 +1,6 @@
 """J Table 1 under several batch-time models: how much of the MC-Benchmark / MC-SF gap the cost model explains.
 
-The committed Table 1 reproduction (``results/jaillet-table1``) gets MC-Benchmark / MC-SF = 1.352 against the
+The committed Table 1 reproduction (``results/jaillet/table1``) gets MC-Benchmark / MC-SF = 1.352 against the
 paper's 1.447. This study reruns the same setting — 1,000 LMSYS requests from
 ``lmsys_chat_1m_words_in256_out256.csv`` (``trace_workload(seed, n=1000, rate=50, on_bad_row="drop")``, so
 requests, arrivals and β randomness are redrawn per seed, as the suite does), the eight algorithms of
@@ -27,7 +27,7 @@ prompt iteration plus ``o`` decode iterations, emulated by ``o_i + 1``) × outpu
 thinned as in the ``alpha-loop-sensitivity`` study: rows with output > 45 words kept with probability 0.45,
 output median 75 → 36 words).
 
-    llmopt study run table1-cost-sensitivity --seeds 0-49 --out results/jaillet-table1
+    llmopt study run table1-cost-sensitivity --seeds 0-49 --out results/jaillet/table1
     llmopt study run table1-cost-sensitivity --quick      # seeds 0, 1
 
 writes the Markdown report ``cost_sensitivity.md`` and, beside it, a CSV with one row per (table, model,
@@ -232,7 +232,7 @@ def report_text(rows: list[dict[str, Any]], models: dict[str, tuple[Any, str]], 
         "# J Table 1 under several batch-time models (issue 24, item 4)", "",
         f"Command: `{command}` — {wall_s:.0f} s wall on this shared 2-core machine (load average "
         f"{la0[0]:.2f} / {la0[1]:.2f} / {la0[2]:.2f} at the start, {la1[0]:.2f} / {la1[1]:.2f} / {la1[2]:.2f} at the "
-        f"end; Python {platform.python_version()}). Setting of `results/jaillet-table1`: 1,000 requests of "
+        f"end; Python {platform.python_version()}). Setting of `results/jaillet/table1`: 1,000 requests of "
         f"`{LMSYS_TRACE}` per seed (`trace_workload(seed, n=1000, rate=50, on_bad_row=\"drop\")`: requests, Poisson "
         f"arrivals at λ = 50 /s and β randomness redrawn per seed), M = 16,492, seeds 0…{seeds[-1]} "
         f"({len(seeds)} runs per cell), continuous engine. Every completed schedule was re-verified by the checker's "

@@ -1,6 +1,6 @@
 """The ``zone-lp`` bound on the J §5.1 trials and on instances with a proven OPT.
 
-For each of the 400 trials of ``results/jaillet-certified`` (J §5.1 AM1 + AM2, seeds 0–199), this
+For each of the 400 trials of ``results/jaillet/certified`` (J §5.1 AM1 + AM2, seeds 0–199), this
 computes the ``zone-lp`` bound stage (the hindsight LP with the peak-zone rows of
 :mod:`llmopt.formulations.zones`, certified by :func:`llmopt.verify.checker.check_zone_certificate`) and sets it beside
 what that run certified (``lp``, ``energy``, the 5-s MIP bound) and the best schedule it found:
@@ -11,11 +11,11 @@ what that run certified (``lp``, ``energy``, the 5-s MIP bound) and the best sch
 The stored runs keep TELs, not start times, so the windows here come from MC-SF's schedule (simulated
 again, verified by the checker): wider than the run's own, which can only lower the LP. The best-found
 TELs are the run's checker-verified incumbents. A second table does the same on the AM1 M = 40
-instances of ``results/ip_scaling`` and the points of ``results/opt_frontier`` (proven OPT where the
+instances of ``results/jaillet/ip-scaling`` and the points of ``results/jaillet/opt-frontier`` (proven OPT where the
 IP proved it).
 
-    llmopt study run zone-bound --out results/zone_bound   # J §5.1 trials + small instances (about 40 min, 2 cores)
-    llmopt study run zone-bound --quick                    # the first 20 J §5.1 trials, one worker
+    llmopt study run zone-bound --out results/jaillet/zone-bound  # J §5.1 trials + small instances (about 40 min)
+    llmopt study run zone-bound --quick                           # the first 20 J §5.1 trials, one worker
 
 Results are appended to ``trials.jsonl`` in the output folder as they come; ``README.md``'s table (below a
 ``<!-- table -->`` line, the text above it kept) and ``gap_hist.png`` are written at the end. A rerun reuses
@@ -44,11 +44,11 @@ from typing import Any
 from llmopt.opt.studies import RESULTS, StudyError, options_argv, run_main, study_command
 
 #: The folder of the rows, the README and the histogram (``main``'s ``--out``, set by :func:`_use`).
-OUT = RESULTS / "zone_bound"
+OUT = RESULTS / "jaillet" / "zone-bound"
 TRIALS = OUT / "trials.jsonl"
-CERTIFIED = RESULTS / "jaillet-certified" / "trials.jsonl"
-SMALL = ((RESULTS / "ip_scaling" / "trials.jsonl", "ip-scaling"),
-         (RESULTS / "opt_frontier" / "trials.jsonl", "opt-frontier"))
+CERTIFIED = RESULTS / "jaillet" / "certified" / "trials.jsonl"
+SMALL = ((RESULTS / "jaillet" / "ip-scaling" / "trials.jsonl", "ip-scaling"),
+         (RESULTS / "jaillet" / "opt-frontier" / "trials.jsonl", "opt-frontier"))
 MODELS = (("jaillet-am1", "AM1"), ("jaillet-am2", "AM2"))
 
 

@@ -14,7 +14,7 @@ guarantee, and "local swap converges in constant iterations".
    grows, on the synthetic distributions (M = 100) and the LMSYS + arXiv mix (M = 16,492).
 
     llmopt study run wang-claims --quick                           # about 1 min
-    llmopt study run wang-claims --out results/wang-synthetic      # the committed claims.md (about 15 min)
+    llmopt study run wang-claims --out results/wang/synthetic      # the committed claims.md (about 15 min)
 """
 
 from __future__ import annotations

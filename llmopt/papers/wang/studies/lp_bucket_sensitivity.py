@@ -5,7 +5,7 @@ Relax-LP is still solvable by column generation, it compares for each ``Δ``: th
 certified lower bound on OPT for every ``Δ``), its time, the Kendall τ between the LP order
 and the ``Δ = 1`` order, and the TEL (iterations) of Sorted-LP and LP-Swap.
 
-    llmopt study run lp-bucket-sensitivity --out results/wang-mixed   # n = 200, seeds 0-2 (about 10 min)
+    llmopt study run lp-bucket-sensitivity --out results/wang/mixed   # n = 200, seeds 0-2 (about 10 min)
     llmopt study run lp-bucket-sensitivity --quick                    # seed 0, Δ = 1 and 25
 """
 

@@ -19,7 +19,7 @@ with ``s``), observation 2 (ρ of the position in the Sorted-LP and LP-Swap orde
 ``s``) and the TELs of Sorted-F (Swap) and MC-SF.
 
     llmopt study run wang-lp-optima --quick       # seed 0, Exponential + Mixed (about 1 min)
-    llmopt study run wang-lp-optima --out results/wang-synthetic   # the committed table (~1.5 h on 2 busy cores)
+    llmopt study run wang-lp-optima --out results/wang/synthetic   # the committed table (~1.5 h on 2 busy cores)
 
 The full form also runs observation 1 at n = 1,000 and 2,000 (seeds 0, 1); ``report(out)`` rebuilds
 ``lp_optima.md`` from the folder's ``lp_optima.csv`` and ``lp_optima_obs1.csv``.
