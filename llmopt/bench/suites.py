@@ -452,7 +452,7 @@ class Suite:
 SUITES: Registry[Suite] = Registry("suite", "llmopt.suites")
 # The papers' suites live beside their reports (llmopt.papers); they are built on first use.
 SUITES.register("quick", "llmopt.papers.jaillet.suites:QUICK",
-                "J §5.1 AM1 + AM2, seeds 0..3 (48 s, 30 s of CPU, on 2 cores at load 3.5)")
+                "J §5.1 AM1 + AM2, seeds 0..3 (36 s, 37 s of CPU, on 2 cores at load 1.4–2.2)")
 SUITES.register("jaillet-synthetic", "llmopt.papers.jaillet.suites:JAILLET_SYNTHETIC",
                 "J §5.1 AM1 + AM2, seeds 0..199 each (Figure 2)")
 SUITES.register("ip-scaling", "llmopt.papers.jaillet.suites:IP_SCALING",
