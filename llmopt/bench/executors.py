@@ -149,17 +149,55 @@ def parse_ray_address(address: str, source: str = "--address") -> tuple[str, int
                        "(Ray Client, port 10001 by default)")
 
 
+#: An HTTP/2 client's connection preface followed by an empty SETTINGS frame (RFC 9113 §3.4, §6.5).
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 0x4
+
+
+def _grpc_answer(where: tuple[str, int], timeout: float) -> str | None:
+    """``None`` when the server at ``where`` answers an HTTP/2 preface as gRPC servers do (a SETTINGS frame
+    on stream 0); otherwise why not, in words.
+
+    A Ray head's GCS (``HOST:PORT``) and its Ray Client server (``ray://``) are both gRPC servers, which
+    speak HTTP/2. Nine bytes tell them from anything else listening on the port, in milliseconds and with
+    no Ray import, where ``ray.init`` would retry for minutes and print Ray's log lines.
+    """
+    import socket
+
+    try:
+        with socket.create_connection(where, timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            conn.sendall(_H2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                chunk = conn.recv(9 - len(head))
+                if not chunk:
+                    return "it closed the connection without an HTTP/2 answer"
+                head += chunk
+    except TimeoutError:
+        return f"no HTTP/2 answer within {timeout:g} s"
+    except ConnectionResetError:  # closed with our preface unread
+        return "it closed the connection without an HTTP/2 answer"
+    except OSError as exc:
+        return f"the connection failed: {exc.strerror or type(exc).__name__}"
+    if head[3] != _H2_SETTINGS or int.from_bytes(head[5:9], "big") & 0x7FFFFFFF != 0:
+        return f"it answered {head[:9]!r}, not an HTTP/2 SETTINGS frame"
+    return None
+
+
 def check_ray_address(address: str, timeout: float = 5.0, source: str = "--address") -> None:
-    """Fail in one line, before any work, for an address that is malformed, unreachable, or (for
-    ``ray://``) needs the Ray Client extra that is not installed. Ray itself would wait up to
-    minutes for an unreachable GCS.
+    """Fail in one line, before any work, for an address that is malformed, unreachable, answered
+    by something that is not a gRPC server (every Ray head port the driver joins, GCS or Ray Client,
+    is one), or (for ``ray://``) needs the Ray Client extra that is not installed. Ray itself would
+    wait up to minutes, printing its log lines, for an unreachable GCS or one that does not answer.
+    With ``RAY_USE_TLS`` set the head speaks TLS first, so only the TCP connection is checked.
 
     Parameters
     ----------
     address : str
         ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``.
     timeout : float
-        Seconds to wait for the TCP connection.
+        Seconds to wait for the TCP connection, and again for the server's first HTTP/2 frame.
     source : str
         Where the address came from, for the message: ``--address`` or ``RAY_ADDRESS``.
 
@@ -184,6 +222,15 @@ def check_ray_address(address: str, timeout: float = 5.0, source: str = "--addre
         unset = " (or unset RAY_ADDRESS for a local Ray instance)" if source == "RAY_ADDRESS" else ""
         raise HarnessError(f"{source} {address}: cannot reach {where[0]}:{where[1]} ({why}); is a Ray head "
                            f"running there (`ray start --head`)?{unset}") from None
+    if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+        return
+    answer = _grpc_answer(where, timeout)
+    if answer is not None:
+        unset = " (or unset RAY_ADDRESS for a local Ray instance)" if source == "RAY_ADDRESS" else ""
+        port = "its Ray Client port (10001 by default)" if address.startswith("ray://") else \
+            "its GCS port (6379 by default)"
+        raise HarnessError(f"{source} {address}: {where[0]}:{where[1]} is open but is not a Ray head ({answer}); "
+                           f"give the head's address and {port}{unset}")
 
 
 # --- inline -----------------------------------------------------------------------------------

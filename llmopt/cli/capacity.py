@@ -3,7 +3,8 @@
 ::
 
     llmopt capacity TRACE [--policy P ...] [--router R ...] [--target mean:200 ...]
-                          [--n 1000] [--rate 50 | --timestamps] [--seed 0] [--format F] [--M 16492]
+                          [--n 1000] [--rate 50 | --timestamps [--time-unit ms]] [--seed 0] [--format F]
+                          [--M 16492]
                           [--cost-model NAME] [--k-max 64] [--exhaustive] [--plot latency_vs_k.png] [--force]
                           [--config FILE.toml] [--json]
 
@@ -15,7 +16,9 @@ the target is searched by doubling and bisection (:func:`llmopt.capacity.plannin
 ``STAT:SECONDS`` on the end-to-end latency (``mean:200``, ``p99:600``), the time to first token
 (``ttft_p99:2``) or each request's mean time between tokens (``tbt_p50:0.1``); ``=`` may replace ``:``.
 One line per simulated K says whether that K meets the target. Every file written is named on
-standard error (``plot: PATH``); a plot path in a missing folder, or an existing one without
+standard error (``plot: PATH``). ``--time-unit`` says which unit a trace's numeric timestamps count
+(as in ``llmopt trace``; without it they are read in the format's own unit, with a warning where they
+look like milliseconds). A plot path in a missing folder, or an existing one without
 ``--force``, is refused before any simulation. The table gives
 the smallest K, the latency there, GPU-seconds and energy per request (2 GPUs per worker at
 400 W each) and the number of simulations (``--json`` lists every K with its value). Exit 2 on
@@ -47,12 +50,14 @@ __all__ = ["capacity_cmd"]
 
 
 def _instance(file: Path, n: int, rate: float | None, timestamps: bool, seed: int, format: str | None,
-              M: int, on_bad_row: str) -> Any:
+              M: int, on_bad_row: str, time_unit: str | None = None) -> Any:
     from llmopt.model.instance import InstanceError
     from llmopt.model.timed_instance import TimedInstance, load_any_instance
-    from llmopt.workloads.traces import TraceError, load_trace, sample_instance
+    from llmopt.workloads.traces import TraceError, apply_time_unit, load_trace, sample_instance
 
     if file.suffix.lower() == ".json":
+        if time_unit is not None:
+            die(f"--time-unit applies to a trace file's timestamps, not to an instance ({file})")
         try:
             inst = load_any_instance(file)
         except InstanceError as exc:
@@ -60,9 +65,16 @@ def _instance(file: Path, n: int, rate: float | None, timestamps: bool, seed: in
         if not isinstance(inst, TimedInstance):
             die(f"{file}: a discrete instance; capacity planning needs seconds (a continuous-time instance or a "
                 "trace file)")
+        if inst.n == 0:
+            die(f"{file}: the instance has no requests; there is no latency to plan workers for")
         return inst
     try:
         trace = load_trace(file, format, M=M, on_bad_row=on_bad_row)
+        if timestamps:
+            # The one rule shared with `llmopt trace` and llmopt.load_trace (unit given, or the same warning).
+            trace, warning = apply_time_unit(trace, time_unit)
+            if warning is not None:
+                typer.echo(f"warning: {warning}", err=True)
         if n > trace.n:
             die(f"{file}: --n {n:,} is more than the {trace.n:,} usable rows of the trace")
         return sample_instance(trace, n, seed, rate=rate, use_timestamps=timestamps, M=M)
@@ -88,6 +100,9 @@ def capacity_cmd(
     rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals per second (trace files; default "
                                                               "50 unless --timestamps).", show_default=False)] = None,
     timestamps: Annotated[bool, typer.Option("--timestamps", help="Use the trace's own arrival times.")] = False,
+    time_unit: Annotated[str | None, typer.Option(
+        "--time-unit", help="Unit of the trace's numeric timestamps with --timestamps: s, ms or us (default: the "
+                            "format's own, seconds; milliseconds for mooncake).", show_default=False)] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw and of seeded policies / routers.")] = 0,
     format: Annotated[str | None, typer.Option("--format", help="Trace format (default: detected).",
                                                show_default=False)] = None,
@@ -120,6 +135,12 @@ def capacity_cmd(
     check_option("--rate", rate, minimum=0, strict=True)
     if rate is not None and timestamps:
         die("give at most one of --rate and --timestamps")
+    from llmopt.workloads.traces import TIME_UNITS
+
+    if time_unit is not None and time_unit not in TIME_UNITS:
+        die(f"--time-unit must be one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
+    if time_unit is not None and not timestamps:
+        die("--time-unit applies to the trace's own timestamps (--timestamps), not to --rate")
     try:
         targets = [LatencyTarget.parse(t) for t in (latency_target or ["mean:200"])]
         for p in policies:
@@ -150,7 +171,7 @@ def capacity_cmd(
         if path.suffix.lower() not in (".png", ".pdf", ".svg"):
             die(f"--plot {path}: give a .png, .pdf or .svg file")
     inst = _instance(trace, n, None if timestamps else (rate if rate is not None else 50.0), timestamps, seed,
-                     format, M, on_bad_row)
+                     format, M, on_bad_row, time_unit)
     cost = make_cost_model(cost_model)
     results = []
     for target in targets:

@@ -119,6 +119,96 @@ def test_bad_ray_addresses_are_one_line_errors_before_any_work(address, fragment
         make_executor("ray", address=address)
 
 
+class _Server:
+    """A local TCP server on a free port that answers every connection with ``reply`` and closes it
+    (``reply=None``: accepts, reads, never answers, keeps the connection open until the server stops)."""
+
+    def __init__(self, reply: bytes | None) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = int(self.sock.getsockname()[1])
+        self.reply, self.held = reply, []  # type: ignore[var-annotated]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.reply is None:
+                self.held.append(conn)
+                continue
+            with conn:
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        import socket
+
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() in progress (close alone does not, on Linux)
+        except OSError:  # not connected (elsewhere than Linux): close wakes it there
+            pass
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+        self.thread.join(timeout=30)
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "not an HTTP/2 SETTINGS frame"),
+    (b"\x00\x00\x00\x07\x00\x00\x00\x00\x00", "not an HTTP/2 SETTINGS frame"),  # an HTTP/2 GOAWAY frame
+    (b"\x00\x00\x00\x04\x00\x00\x00\x00\x01", "not an HTTP/2 SETTINGS frame"),  # SETTINGS on a stream
+    (b"", "closed the connection"),
+    (None, "no HTTP/2 answer within 0.3 s"),  # never answers: the verdict holds however slow the machine
+])
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_open_port_that_is_not_a_ray_head_is_refused(reply: bytes | None, why: str, scheme: str) -> None:
+    """The TCP check alone passes any open port; Ray would then retry for minutes, printing its log lines.
+    A Ray head's ports (GCS, Ray Client) are gRPC servers and answer the HTTP/2 preface with SETTINGS."""
+    from llmopt.bench.executors import check_ray_address
+
+    server = _Server(reply)
+    try:
+        address = f"{scheme}127.0.0.1:{server.port}"
+        with pytest.raises(HarnessError, match=f"{address}: 127.0.0.1:{server.port} is open but is not a Ray head") \
+                as info:
+            check_ray_address(address, timeout=0.3, source="RAY_ADDRESS")
+        assert why in str(info.value) and "unset RAY_ADDRESS" in str(info.value)
+        assert ("Ray Client port" if scheme else "GCS port") in str(info.value)
+    finally:
+        server.close()
+
+
+def test_a_grpc_server_passes_the_handshake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gRPC server (what a Ray head's GCS and Ray Client ports are) passes; with ``RAY_USE_TLS`` the
+    handshake is not tried (the head would speak TLS first), so a plain open port passes too."""
+    grpc = pytest.importorskip("grpc", reason="grpcio is not installed (pip install 'llmopt[ray]')")
+    from concurrent import futures
+
+    from llmopt.bench.executors import check_ray_address
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        check_ray_address(f"127.0.0.1:{port}")
+        check_ray_address(f"ray://127.0.0.1:{port}")
+    finally:
+        server.stop(0)
+    plain = _Server(b"not http/2")
+    try:
+        monkeypatch.setenv("RAY_USE_TLS", "1")
+        check_ray_address(f"127.0.0.1:{plain.port}")
+    finally:
+        plain.close()
+
+
 def _free_port() -> int:
     import socket
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -58,7 +60,8 @@ def _with_clock(text: str, clock: str) -> str:
 
 class Row(NamedTuple):
     """One bad input: ``args`` name files as ``{d}/NAME`` (``files`` gives their content), ``{port}`` is a
-    local port nothing listens on; ``outputs`` are the paths the command must not have created."""
+    local port nothing listens on, ``{garbage_port}`` one that accepts and answers bytes that are not
+    HTTP/2 (so not a Ray head); ``outputs`` are the paths the command must not have created."""
 
     id: str
     args: list[str]
@@ -114,6 +117,13 @@ ROWS = [
     # --- RAY_ADDRESS at a dead head: refused before Ray is started or anything is written
     Row("ray-address-dead", [*BENCH, "--executor", "ray"], {"suite.json": _suite()}, 2,
         "RAY_ADDRESS 127.0.0.1:{port}: cannot reach 127.0.0.1:{port}", ("runs",), {"RAY_ADDRESS": "127.0.0.1:{port}"}),
+    Row("ray-address-not-a-ray-head", [*BENCH, "--executor", "ray"], {"suite.json": _suite()}, 2,
+        "RAY_ADDRESS 127.0.0.1:{garbage_port}: 127.0.0.1:{garbage_port} is open but is not a Ray head",
+        ("runs", "runs/tiny/suite.json", "runs/tiny/run.lock"), {"RAY_ADDRESS": "127.0.0.1:{garbage_port}"}),
+    Row("ray-client-address-not-a-ray-head", [*BENCH, "--executor", "ray", "--address",
+                                              "ray://127.0.0.1:{garbage_port}"], {"suite.json": _suite()}, 2,
+        "--address ray://127.0.0.1:{garbage_port}: 127.0.0.1:{garbage_port} is open but is not a Ray head",
+        ("runs",)),
     Row("ray-address-malformed", [*BENCH, "--executor", "ray"], {"suite.json": _suite()}, 2,
         "RAY_ADDRESS 'nowhere' is not a Ray address", ("runs",), {"RAY_ADDRESS": "nowhere"}),
     # --- policy and router parameters: named, with the type they must have
@@ -170,6 +180,37 @@ ROWS = [
         {"t.csv": "question_length,answer_length\n"}, 2, "t.csv: no data rows", ("out.json",)),
     Row("trace-missing-columns", ["capacity", "{d}/t.csv", "-n", "1"], {"t.csv": "a,b\n1,2\n"}, 2,
         "t.csv: unknown trace layout (columns: a, b)"),
+    # --- workload ranges: [low, high] with low <= high and low at least what the generator needs
+    Row("range-negative-n", ["generate", "jaillet-am1", "--seed", "0", "--param", "n_range=[-1,3]", "-o",
+                             "{d}/out.json"], {}, 2,
+        "parameter 'n_range' must be [low, high] with 1 <= low <= high, got [-1, 3]", ("out.json",)),
+    Row("range-zero-n", ["generate", "jaillet-am1", "--seed", "0", "--param", "n_range=[0,0]", "-o",
+                         "{d}/out.json"], {}, 2, "parameter 'n_range' must be [low, high]", ("out.json",)),
+    Row("range-reversed-n", ["generate", "jaillet-am1", "--seed", "0", "--param", "n_range=[5,2]", "-o",
+                             "{d}/out.json"], {}, 2, "got [5, 2]", ("out.json",)),
+    Row("range-M-below-prompts", ["generate", "jaillet-am1", "--seed", "0", "--param", "M_range=[5,9]", "-o",
+                                  "{d}/out.json"], {}, 2,
+        "parameter 'M_range' must be [low, high] with 6 <= low <= high, got [5, 9]", ("out.json",)),
+    Row("range-reversed-M-am2", ["generate", "jaillet-am2", "--seed", "0", "--param", "M_range=[50,30]", "-o",
+                                 "{d}/out.json"], {}, 2, "parameter 'M_range' must be [low, high]", ("out.json",)),
+    Row("range-zero-T", ["generate", "jaillet-am2", "--seed", "0", "--param", "T_range=[0,0]", "-o",
+                         "{d}/out.json"], {}, 2,
+        "parameter 'T_range' must be [low, high] with 1 <= low <= high, got [0, 0]", ("out.json",)),
+    Row("range-zero-rate", ["generate", "jaillet-am2", "--seed", "0", "--param", "rate_range=[0,0]", "-o",
+                            "{d}/out.json"], {}, 2,
+        "parameter 'rate_range' must be [low, high] with 0 <= low <= high and high > 0, got [0, 0]",
+        ("out.json",)),
+    Row("range-reversed-rate", ["generate", "jaillet-am2", "--seed", "0", "--param", "rate_range=[2,1]", "-o",
+                                "{d}/out.json"], {}, 2, "parameter 'rate_range' must be [low, high]",
+        ("out.json",)),
+    # --- capacity --time-unit: the values and combinations `llmopt trace` refuses, refused the same way
+    Row("capacity-time-unit-unknown", ["capacity", "{d}/az.csv", "-n", "3", "--timestamps", "--time-unit", "h"],
+        {"az.csv": AZURE_MS}, 2, "--time-unit must be one of s, ms, us, got 'h'"),
+    Row("capacity-time-unit-without-timestamps", ["capacity", "{d}/az.csv", "-n", "3", "--time-unit", "ms"],
+        {"az.csv": AZURE_MS}, 2, "--time-unit applies to the trace's own timestamps (--timestamps), not to --rate"),
+    Row("capacity-time-unit-date-times", ["capacity", "{d}/az.csv", "-n", "2", "--timestamps", "--time-unit", "ms"],
+        {"az.csv": "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,100,10\n"
+                   "2023-11-16 18:17:04.4799600,200,20\n"}, 2, "has date-time timestamps; a time unit does not apply"),
     # --- other bad files
     Row("instance-empty-file", ["simulate", "{d}/in.json"], {"in.json": ""}, 2, "in.json: invalid JSON at line 1"),
     Row("instance-not-utf8", ["solve", "{d}/in.json"], {"in.json": b"\xff\xfe\x00garbage"}, 2,
@@ -197,10 +238,41 @@ def dead_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.fixture(scope="module")
+def garbage_port() -> Iterator[int]:
+    """A local port that accepts connections and answers bytes that are not HTTP/2, then closes: a port
+    that is open but is not a Ray head (the TCP check alone passes it)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed by the fixture's teardown
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stop.set()
+    try:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept() in progress (close alone does not, on Linux)
+    except OSError:  # not connected (elsewhere than Linux): close wakes it there
+        pass
+    server.close()
+    thread.join(timeout=30)
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
-def test_bad_input_is_one_line_and_writes_nothing(row: Row, tmp_path: Path, dead_port: int) -> None:
+def test_bad_input_is_one_line_and_writes_nothing(row: Row, tmp_path: Path, dead_port: int, garbage_port: int) -> None:
     def fill(text: str) -> str:
-        return text.replace("{d}", str(tmp_path)).replace("{port}", str(dead_port))
+        return (text.replace("{d}", str(tmp_path)).replace("{port}", str(dead_port))
+                .replace("{garbage_port}", str(garbage_port)))
 
     for name, content in row.files.items():
         path = tmp_path / name
@@ -249,7 +321,8 @@ def test_azure_date_times_still_refuse_a_time_unit(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_api_answers_as_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_port: int) -> None:
+def test_api_answers_as_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_port: int,
+                                garbage_port: int) -> None:
     """The same bad inputs through ``import llmopt``: the same words, as exceptions."""
     import llmopt
     from llmopt.bench.harness import HarnessError
@@ -274,6 +347,8 @@ def test_api_answers_as_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         llmopt.simulate(inst, "alpha-protection:alpha=abc")
     with pytest.raises(ValueError, match="parameter 'n_range' must be a list of 2 integers"):
         llmopt.make_instance("jaillet-am1", 0, n_range="abc")
+    with pytest.raises(ValueError, match=r"parameter 'n_range' must be \[low, high\] with 1 <= low <= high"):
+        llmopt.make_instance("jaillet-am1", 0, n_range=[5, 2])
     with pytest.raises(ValueError, match="seeds is empty"):
         Suite.from_dict(json.loads(_entry(seeds=[])))
     az = tmp_path / "az.csv"
@@ -284,3 +359,64 @@ def test_api_answers_as_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(HarnessError, match=f"RAY_ADDRESS 127.0.0.1:{dead_port}: cannot reach"):
         llmopt.run_suite(suite, tmp_path / "runs", executor="ray", progress=False)
     assert not (tmp_path / "runs").exists()
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{garbage_port}")
+    with pytest.raises(HarnessError, match=f"RAY_ADDRESS 127.0.0.1:{garbage_port}: 127.0.0.1:{garbage_port} is open "
+                                           "but is not a Ray head"):
+        llmopt.run_suite(suite, tmp_path / "runs", executor="ray", progress=False)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_capacity_reads_numeric_timestamps_in_the_time_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``capacity --timestamps --time-unit ms`` plans on arrivals 0, 0.5 and 2 s; without the unit it reads
+    the Unix milliseconds as seconds and gives ``llmopt trace``'s warning (one rule: ``apply_time_unit``)."""
+    import llmopt.capacity.planning as planning
+
+    seen: list[list[float]] = []
+    real = planning.plan_capacity
+
+    def spy(inst: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(sorted(r.arrival for r in inst.requests))
+        return real(inst, *args, **kwargs)
+
+    monkeypatch.setattr(planning, "plan_capacity", spy)
+    trace = tmp_path / "az.csv"
+    trace.write_text(AZURE_MS)
+    result = runner.invoke(app, ["capacity", str(trace), "-n", "3", "--timestamps", "--time-unit", "ms", "--json"])
+    assert result.exit_code == 0, result.output
+    assert seen[-1] == [0.0, 0.5, 2.0] and "warning" not in result.stderr
+    result = runner.invoke(app, ["capacity", str(trace), "-n", "3", "--timestamps", "--json"])
+    assert result.exit_code == 0, result.output
+    assert seen[-1] == [0.0, 500.0, 2000.0]
+    assert "column 'TIMESTAMP' holds numbers" in result.stderr and "--time-unit" in result.stderr
+
+
+#: An instance with no request is valid (DESIGN §1 asks n >= 0 of nothing; a plug-in workload or a filter
+#: may leave none): every command that takes it answers with exit 0, TEL 0 and strict JSON (no NaN).
+EMPTY = json.dumps({"M": 10, "requests": []})
+EMPTY_TIMED = json.dumps({"M": 100, "clock": "seconds", "requests": []})
+EMPTY_ROWS = [
+    ("simulate", ["simulate", "{d}/in.json", "--json"], EMPTY, ("tel", 0)),
+    ("simulate-workers", ["simulate", "{d}/in.json", "--workers", "2", "--json"], EMPTY, ("verified", True)),
+    ("simulate-continuous", ["simulate", "{d}/in.json", "--json"], EMPTY_TIMED, ("verified", True)),
+    ("solve", ["solve", "{d}/in.json", "--json"], EMPTY, ("status", "optimal")),
+    ("check", ["check", "{d}/in.json", "{d}/s.json", "--json"], EMPTY, ("tel", 0)),
+]
+
+
+@pytest.mark.parametrize(("cmd", "args", "instance", "field"), EMPTY_ROWS, ids=[r[0] for r in EMPTY_ROWS])
+def test_an_empty_instance_is_answered(cmd: str, args: list[str], instance: str, field: tuple[str, Any],
+                                       tmp_path: Path) -> None:
+    (tmp_path / "in.json").write_text(instance)
+    (tmp_path / "s.json").write_text(json.dumps({"starts": {}}))
+    result = runner.invoke(app, [a.replace("{d}", str(tmp_path)) for a in args])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} in --json"))
+    assert data[field[0]] == field[1], data
+    assert data.get("verified", True) is True and data.get("ok", True) is True, data
+
+
+def test_capacity_refuses_an_empty_instance(tmp_path: Path) -> None:
+    (tmp_path / "in.json").write_text(EMPTY_TIMED)
+    result = runner.invoke(app, ["capacity", str(tmp_path / "in.json")])
+    assert result.exit_code == 2 and result.stderr.strip() == (
+        f"error: {tmp_path / 'in.json'}: the instance has no requests; there is no latency to plan workers for")
