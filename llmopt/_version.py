@@ -2,7 +2,7 @@
 
 Every module may read these without importing the package root (``llmopt/__init__.py``), so no
 import runs back up the wings: :mod:`llmopt.api` takes its ``__all__`` from here and
-:mod:`llmopt.bench.conformance` and the CLI the version.
+:mod:`llmopt.bench.plugins.conformance` and the CLI the version.
 """
 
 from __future__ import annotations

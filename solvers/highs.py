@@ -35,7 +35,8 @@ from llmopt.solvers.base import (
     unavailable_result,
 )
 
-__all__ = ["HighsSolver", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs", "highs_lp", "solve_still_running"]
+__all__ = ["HighsSolver", "node_limited_highs", "LP_PRESOLVE", "PRESOLVE_NNZ_LIMIT", "new_highs", "highs_lp",
+           "solve_still_running"]
 
 #: Above this many nonzeros the MIP presolve is switched off. Measured once by hand on
 #: Arrival-Model-1 instances (M = 40): at n = 58 (962k nonzeros) presolve took 21.7 s,
@@ -324,3 +325,21 @@ def _progress_line(model: CanonicalModel, latest: dict[str, float], elapsed: flo
     inc_s = f"{inc:.0f}" if np.isfinite(inc) and abs(inc) < 1e30 else "none"
     dual_s = f"{dual:.1f}" if np.isfinite(dual) and abs(dual) < 1e30 else "none yet"
     return f"{what} solve running for {elapsed:.0f} s: incumbent {inc_s}, bound {dual_s}"
+
+
+def node_limited_highs(nodes: int) -> str:
+    """The registered name of HiGHS stopped after ``nodes`` branch-and-bound nodes and by no clock (one thread,
+    seed 0, as every llmopt HiGHS solve), registering it on first use. Its result depends on the model alone,
+    not on the machine's speed or load, so a row solved with it is the same on every rerun."""
+    from llmopt.solvers import SOLVERS
+
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise ValueError(f"nodes must be an integer >= 1, got {nodes!r}")
+    name = f"highs-max-nodes-{nodes}"
+    if name not in SOLVERS:
+        class NodeLimitedHighs(HighsSolver):
+            def __init__(self, **options: Any) -> None:
+                super().__init__(**({"mip_max_nodes": nodes} | options))
+
+        SOLVERS.register(name, NodeLimitedHighs, doc=f"HiGHS limited to {nodes} branch-and-bound nodes, no clock")
+    return name

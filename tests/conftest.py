@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _solvers_under_test() -> list[str]:
     """HiGHS and CBC always; Gurobi where gurobipy imports and its licence solves a tiny model
     (the pip wheel's size-limited licence does)."""
-    from llmopt.bench.conformance import check_solver
+    from llmopt.bench.plugins.conformance import check_solver
     from llmopt.solvers import solver_status
 
     names = []

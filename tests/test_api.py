@@ -62,7 +62,7 @@ def test_cli_start_up_with_no_plug_ins_imports_no_registry_module_nor_numpy():
                          check=True, capture_output=True, text=True).stdout
     modules = set(json.loads(out.splitlines()[-1]))
     assert "numpy" not in modules
-    heavy_registries = {m for m, _, _ in REGISTRY_TABLE.values()} - {"llmopt.bench.kinds", "llmopt.solvers"}
+    heavy_registries = {k.module for k in REGISTRY_TABLE.values()} - {"llmopt.bench.kinds", "llmopt.solvers"}
     assert modules & heavy_registries == set()
 
 

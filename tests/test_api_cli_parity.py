@@ -14,7 +14,16 @@ Breakages tried by hand, each caught here:
   loop counted as a failure as well → the loop test fails;
 * ``api.load_trace`` dropping the warning, or not applying ``time_unit`` → the trace test fails;
 * ``api.check`` reading a mapping by other rules than ``llmopt check`` (``max_violations=1``,
-  ``evictions`` or ``stalls`` ignored) or not taking the result of ``solve`` → the check cases disagree.
+  ``evictions`` or ``stalls`` ignored) or not taking the result of ``solve`` → the check cases disagree;
+* ``BadInput.text`` ignoring the caller's spelling → every command's bad-input case fails; the CLI's
+  spelling table losing ``use_timestamps → --timestamps`` → the trace cases fail;
+* ``llmopt solve`` passing ``relax=False`` to the API, ``llmopt capacity`` dropping ``--target``,
+  ``llmopt trace`` dropping ``--step-seconds``, ``llmopt generate`` dropping ``--param`` → the
+  same-numbers tests fail; ``llmopt check`` naming the mapping ``schedule`` instead of its file →
+  the cost-model and continuous-time check cases fail;
+* ``llmopt.solve`` skipping a plug-in formulation's conformance check, or the CLI not echoing the
+  API's warnings → the plug-in warning test fails; ``plan_capacity`` accepting a discrete instance →
+  the discrete-instance test fails.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from bench_helpers import tiny_suite
 from typer.testing import CliRunner
 
 import llmopt
+from llmopt.api import BadInput
 from llmopt.bench.store import HarnessError
 from llmopt.cli.main import app
 from llmopt.model.instance import Instance, save_instance
@@ -307,3 +317,301 @@ def test_check_answers_a_continuous_time_mapping_as_the_cli_does(tmp_path: Path)
         assert (cli["ok"], cli["mean_latency"], cli["violations"]) == (rep.ok, rep.mean_latency,
                                                                        list(rep.violations)), label
         assert rep.ok == (label == "as written")
+
+
+# --- one surface for every command: the same numbers, the same message for bad input -----------------
+#
+# Each command is a thin parse → ``llmopt.api`` call → print. For bad input the API raises ``BadInput``
+# naming its parameter (``time_limit``) and the command prints the same message with the parameter
+# spelled as its option (``--time-limit``): the core of the message is one text.
+
+
+def _same_error(result: Any, exc: BadInput, cli_text: str, api_text: str) -> None:
+    """The command exited with the API's status and printed the API's message, each spelled its own way
+    (both spellings pinned, so a drifting translation is caught too)."""
+    assert result.exit_code == exc.code, result.output
+    assert result.stderr.strip() == f"error: {cli_text}", result.output
+    assert str(exc) == api_text
+
+
+def _api_error(call: Any) -> BadInput:
+    with pytest.raises(BadInput) as err:
+        call()
+    return err.value
+
+
+def test_the_api_package_offers_import_llmopt_s_names_first() -> None:
+    from llmopt._version import PUBLIC_NAMES
+
+    assert llmopt.api.__all__[:len(PUBLIC_NAMES)] == list(PUBLIC_NAMES)
+    assert all(getattr(llmopt.api, name).__doc__ for name in llmopt.api.__all__)
+
+
+def test_solve_gives_the_same_numbers(tmp_path: Path) -> None:
+    inst = tmp_path / "t5.json"
+    save_instance(T5, inst)
+    result = runner.invoke(app, ["solve", str(inst), "--json", "-q", "--bound", "energy", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)
+    res = llmopt.solve(T5, bounds=["energy"], seed=1)
+    assert (cli["status"], cli["objective"], cli["opt"], cli["bound"], cli["starts"]) == \
+        (res.status.value, res.incumbent, res.opt, res.bound, dict(res.starts))
+    assert (cli["status"], cli["opt"]) == ("optimal", 12)
+    relax = ["solve", str(inst), "--json", "-q", "--relax", "--bound", "energy"]
+    relaxed = json.loads(runner.invoke(app, relax).stdout)
+    low = llmopt.solve(T5, bounds=["energy"], relax=True)
+    assert (relaxed["bound"], relaxed["incumbent"], [b["value"] for b in relaxed["bounds"]]) == \
+        (low.bound, low.incumbent, [b.value for b in low.bounds])
+    assert low.model_stats == {}  # no IP was built
+
+
+SOLVE_ERRORS = [
+    (["--time-limit", "0"], {"time_limit": 0.0}, "--time-limit must be > 0, got 0.0",
+     "time_limit must be > 0, got 0.0"),
+    (["--threads", "0"], {"threads": 0}, "--threads must be >= 1, got 0", "threads must be >= 1, got 0"),
+    (["--solver", "nope"], {"solver": "nope"}, "unknown solver 'nope'; known: ", "unknown solver 'nope'; known: "),
+    (["--formulation", "nope"], {"formulation": "nope"}, "--formulation: unknown formulation 'nope'; known: ",
+     "formulation: unknown formulation 'nope'; known: "),
+    (["--bound", "nope"], {"bounds": ["nope"]}, "--bound: unknown bound 'nope'; known: ",
+     "bounds: unknown bound 'nope'; known: "),
+    (["--upper-bound", "nope"], {"upper_bounds": ["nope"]}, "--upper-bound: unknown upper-bound stage 'nope'; known: ",
+     "upper_bounds: unknown upper-bound stage 'nope'; known: "),
+    (["--windows", "nope"], {"windows": "nope"}, "--windows: unknown windows 'nope'; known: ",
+     "windows: unknown windows 'nope'; known: "),
+]
+
+
+@pytest.mark.parametrize(("flags", "kwargs", "cli_start", "api_start"), SOLVE_ERRORS,
+                         ids=[c[0][0] for c in SOLVE_ERRORS])
+def test_solve_refuses_a_bad_argument_alike(tmp_path: Path, flags: list[str], kwargs: dict[str, Any], cli_start: str,
+                                            api_start: str) -> None:
+    inst = tmp_path / "t5.json"
+    save_instance(T5, inst)
+    result = runner.invoke(app, ["solve", str(inst), "-q", *flags])
+    exc = _api_error(lambda: llmopt.solve(T5, **kwargs))
+    assert result.exit_code == exc.code == 2, result.output
+    assert str(exc).startswith(api_start) and result.stderr.strip().startswith(f"error: {cli_start}")
+    names = {p: f"--{p.replace('_', '-')}" for p in exc.params} | {"bounds": "--bound", "upper_bounds": "--upper-bound"}
+    _same_error(result, exc, exc.text(names), str(exc))
+
+
+def test_solve_refuses_what_the_formulation_cannot_model_alike(tmp_path: Path) -> None:
+    staggered = Instance.from_tuples(5, [(0, 1, 1), (1, 1, 2)])  # W's model needs one common arrival
+    inst = tmp_path / "staggered.json"
+    save_instance(staggered, inst)
+    result = runner.invoke(app, ["solve", str(inst), "-q", "--formulation", "wang-ip"])
+    exc = _api_error(lambda: llmopt.solve(staggered, formulation="wang-ip"))
+    _same_error(result, exc, exc.text({"formulation": "--formulation", "instance": str(inst)}), str(exc))
+    assert f"--formulation wang-ip: cannot model {inst}: " in result.stderr
+    assert str(exc).startswith("formulation wang-ip: cannot model instance: ")
+
+
+def test_a_plugin_formulation_failing_its_check_warns_alike(tmp_path: Path, monkeypatch) -> None:
+    """An exact-declared plug-in formulation that makes every request but the first wait a step (its optimum on
+    T5 is 13, OPT is 12): the API warns with the command's words and neither claims OPT 13."""
+    from llmopt.formulations import FORMULATIONS
+    from llmopt.formulations.hindsight_ip import HindsightIP
+    from llmopt.model.windows import StartWindows
+
+    class WaitsAStep(HindsightIP):
+        def build(self, instance: Any, windows: Any) -> Any:
+            lo = (windows.lo[0], *(a + 1 for a in windows.lo[1:]))
+            return super().build(instance, StartWindows(lo, windows.hi, windows.horizon, windows.reason))
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    inst = tmp_path / "t5.json"
+    save_instance(T5, inst)
+    FORMULATIONS.register("parity-waits-a-step", WaitsAStep)
+    try:
+        result = runner.invoke(app, ["solve", str(inst), "--json", "-q", "--formulation", "parity-waits-a-step",
+                                     "--upper-bound", "fcfs", "--bound", "sum-of-outputs", "--search-evals", "0"])
+        with pytest.warns(UserWarning) as caught:
+            res = llmopt.solve(T5, formulation="parity-waits-a-step", upper_bounds=["fcfs"], bounds=["sum-of-outputs"],
+                               search_evals=0)
+    finally:
+        FORMULATIONS.unregister("parity-waits-a-step")
+    (cli_warning,) = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert [str(w.message) for w in caught] == [cli_warning.removeprefix("warning: ")]
+    assert "fails its conformance check" in cli_warning
+    cli = json.loads(result.stdout)
+    assert (cli["opt"], cli["objective"]) == (res.opt, res.incumbent) == (None, 13)
+
+
+# --- generate -----------------------------------------------------------------------------------------
+
+
+def test_generate_writes_the_api_s_instance(tmp_path: Path) -> None:
+    out = tmp_path / "am1.json"
+    result = runner.invoke(app, ["generate", "jaillet-am1", "--seed", "3", "--param", "n_range=[6,6]", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert llmopt.load_instance(out) == llmopt.make_instance("jaillet-am1", 3, n_range=[6, 6])
+
+
+GENERATE_ERRORS = [
+    (["nope", "--seed", "0"], ("nope", 0, {}), "WORKLOAD: unknown workload 'nope'; known: ",
+     "workload: unknown workload 'nope'; known: "),
+    (["jaillet-am1", "--seed", "-1"], ("jaillet-am1", -1, {}), "--seed must be >= 0, got -1",
+     "seed must be >= 0, got -1"),
+    (["jaillet-am1", "--seed", "0", "--param", "n_range=[5,2]"], ("jaillet-am1", 0, {"n_range": [5, 2]}),
+     "workload 'jaillet-am1' with {'n_range': [5, 2]}: ValueError: parameter 'n_range' must be [low, high]",
+     "workload 'jaillet-am1' with {'n_range': [5, 2]}: ValueError: parameter 'n_range' must be [low, high]"),
+    (["jaillet-am1", "--seed", "0", "--param", "no_such=1"], ("jaillet-am1", 0, {"no_such": 1}),
+     "--param: workload 'jaillet-am1'", "params: workload 'jaillet-am1'"),
+]
+
+
+@pytest.mark.parametrize(("args", "call", "cli_start", "api_start"), GENERATE_ERRORS,
+                         ids=["unknown", "seed", "range", "unknown-param"])
+def test_generate_refuses_a_bad_argument_alike(tmp_path: Path, args: list[str], call: tuple[str, int, dict[str, Any]],
+                                               cli_start: str, api_start: str) -> None:
+    out = tmp_path / "x.json"
+    result = runner.invoke(app, ["generate", *args, "-o", str(out)])
+    workload, seed, params = call
+    exc = _api_error(lambda: llmopt.make_instance(workload, seed, **params))
+    assert str(exc).startswith(api_start) and result.stderr.strip().startswith(f"error: {cli_start}"), result.output
+    _same_error(result, exc, exc.text({"workload": "WORKLOAD", "seed": "--seed", "params": "--param"}), str(exc))
+    assert not out.exists()
+
+
+# --- trace --------------------------------------------------------------------------------------------
+
+
+def _vidur(tmp_path: Path, rows: int = 40) -> Path:
+    src = tmp_path / "v.csv"
+    src.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n"
+                   + "".join(f"{0.02 * i:.2f},{i + 1},{2 + i % 5}\n" for i in range(rows)))
+    return src
+
+
+@pytest.mark.parametrize("flags", [["--rate", "20"], ["--timestamps"], ["--rate", "5", "--step-seconds", "0.1"]])
+def test_trace_writes_the_api_s_sample(tmp_path: Path, flags: list[str]) -> None:
+    src = _vidur(tmp_path)
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["trace", str(src), "--n", "12", "--seed", "4", *flags, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    kw: dict[str, Any] = {"use_timestamps": "--timestamps" in flags}
+    if "--rate" in flags:
+        kw["rate"] = float(flags[flags.index("--rate") + 1])
+    if "--step-seconds" in flags:
+        kw["step_seconds"] = float(flags[flags.index("--step-seconds") + 1])
+    drawn = llmopt.api.sample_trace(src, 12, 4, **kw)
+    assert llmopt.load_any_instance(out) == (drawn.discrete if "--step-seconds" in flags else drawn.instance)
+    assert f"{drawn.trace.rows_read:,} rows read" in result.stdout
+
+
+TRACE_ERRORS = [
+    (["--n", "12", "--seed", "0", "--rate", "2", "--timestamps"], {"n": 12, "seed": 0, "rate": 2.0,
+                                                                    "use_timestamps": True},
+     "give exactly one of --rate λ (Poisson arrivals) and --timestamps (the trace's own arrival times)",
+     "give exactly one of rate λ (Poisson arrivals) and use_timestamps (the trace's own arrival times)"),
+    (["--n", "0", "--seed", "0", "--rate", "2"], {"n": 0, "seed": 0, "rate": 2.0}, "--n must be >= 1, got 0",
+     "n must be >= 1, got 0"),
+    (["--n", "99", "--seed", "0", "--rate", "2"], {"n": 99, "seed": 0, "rate": 2.0},
+     "{src}: --n 99 is more than the 40 rows of the trace", "{src}: n 99 is more than the 40 rows of the trace"),
+    (["--n", "3", "--seed", "0", "--rate", "2", "--on-bad-row", "skip"], {"n": 3, "seed": 0, "rate": 2.0,
+                                                                          "on_bad_row": "skip"},
+     "--on-bad-row must be one of error, clamp, drop, got 'skip'", "on_bad_row must be one of error, clamp, drop, "
+                                                                   "got 'skip'"),
+    (["--n", "3", "--seed", "0", "--rate", "2", "--time-unit", "ms"], {"n": 3, "seed": 0, "rate": 2.0,
+                                                                       "time_unit": "ms"},
+     "--time-unit applies to the trace's own timestamps (--timestamps), not to --rate",
+     "time_unit applies to the trace's own timestamps (use_timestamps), not to rate"),
+]
+
+
+@pytest.mark.parametrize(("flags", "kwargs", "cli_text", "api_text"), TRACE_ERRORS,
+                         ids=["rate-and-timestamps", "n", "too-many", "on-bad-row", "time-unit"])
+def test_trace_refuses_a_bad_argument_alike(tmp_path: Path, flags: list[str], kwargs: dict[str, Any], cli_text: str,
+                                            api_text: str) -> None:
+    src = _vidur(tmp_path)
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["trace", str(src), *flags, "-o", str(out)])
+    n, seed = kwargs.pop("n"), kwargs.pop("seed")
+    exc = _api_error(lambda: llmopt.api.sample_trace(src, n, seed, **kwargs))
+    _same_error(result, exc, cli_text.format(src=src), api_text.format(src=src))
+    assert not out.exists()
+
+
+# --- capacity -----------------------------------------------------------------------------------------
+
+
+def _timed_file(tmp_path: Path, n: int = 8) -> tuple[Any, Path]:
+    from llmopt.model.timed_instance import save_timed_instance
+
+    timed = llmopt.TimedInstance(M=60, name="cap", requests=tuple(
+        llmopt.TimedRequest(f"r{i}", 0.5 * i, 10 + 3 * (i % 4), 4 + i % 3) for i in range(n)))
+    path = tmp_path / "cap.json"
+    save_timed_instance(timed, path)
+    return timed, path
+
+
+def test_capacity_gives_the_same_rows(tmp_path: Path) -> None:
+    timed, path = _timed_file(tmp_path)
+    args = ["capacity", str(path), "-p", "mc-sf", "-p", "fcfs", "-r", "round-robin", "-t", "mean:6", "-t", "p99:9",
+            "--cost-model", "constant", "--k-max", "8", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code in (0, 1), result.output
+    cli = json.loads(result.stdout)["rows"]
+    plan = llmopt.api.plan_capacity(timed, policies=["mc-sf", "fcfs"], routers=["round-robin"],
+                                    targets=["mean:6", "p99:9"], cost_model="constant", k_max=8)
+    assert cli == json.loads(json.dumps(plan.rows)) and len(cli) == 4
+    assert result.exit_code == (0 if plan.met else 1)
+    assert any(row["workers"] not in (None, 1) for row in cli)  # the search did more than try K = 1
+
+
+CAPACITY_ERRORS = [
+    (["-t", "mean:0"], {"targets": ["mean:0"]}, "latency target: the limit must be"),
+    (["-p", "nope"], {"policies": ["nope"]}, "--policy: unknown policy 'nope'; known: "),
+    (["-p", "alpha-protection:alpha=abc"], {"policies": ["alpha-protection:alpha=abc"]},
+     "--policy 'alpha-protection:alpha=abc': "),
+    (["-r", "nope"], {"routers": ["nope"]}, "--router: unknown router 'nope'; known: "),
+    (["--k-max", "0"], {"k_max": 0}, "--k-max must be >= 1, got 0"),
+    (["--cost-model", "nope"], {"cost_model": "nope"}, "--cost-model: unknown cost model 'nope'; known: "),
+]
+
+
+@pytest.mark.parametrize(("flags", "kwargs", "cli_start"), CAPACITY_ERRORS,
+                         ids=["target", "policy", "policy-param", "router", "k-max", "cost-model"])
+def test_capacity_refuses_a_bad_argument_alike(tmp_path: Path, flags: list[str], kwargs: dict[str, Any],
+                                               cli_start: str) -> None:
+    timed, path = _timed_file(tmp_path)
+    result = runner.invoke(app, ["capacity", str(path), *flags])
+    exc = _api_error(lambda: llmopt.api.plan_capacity(timed, **kwargs))
+    assert result.stderr.strip().startswith(f"error: {cli_start}"), result.output
+    names = {"policies": "--policy", "routers": "--router", "targets": "--target", "k_max": "--k-max",
+             "cost_model": "--cost-model"}
+    _same_error(result, exc, exc.text(names), str(exc))
+
+
+def test_capacity_refuses_a_discrete_or_an_empty_instance_alike(tmp_path: Path) -> None:
+    disc = tmp_path / "t5.json"
+    save_instance(T5, disc)
+    result = runner.invoke(app, ["capacity", str(disc)])
+    exc = _api_error(lambda: llmopt.api.plan_capacity(T5))  # type: ignore[arg-type]
+    _same_error(result, exc, f"{disc}: a discrete instance; capacity planning needs seconds (a continuous-time "
+                             "instance or a trace file)",
+                "instance: a discrete instance; capacity planning needs seconds (a continuous-time instance or a "
+                "trace file)")
+    assert _api_error(lambda: llmopt.api.capacity_instance(disc)).text() == result.stderr.strip()[len("error: "):]
+
+
+# --- check: the continuous-time cost model ------------------------------------------------------------
+
+
+def test_check_refuses_an_unknown_or_a_missing_cost_model_alike(tmp_path: Path) -> None:
+    timed, path = _timed_file(tmp_path, 3)
+    written = runner.invoke(app, ["simulate", str(path), "--policy", "mc-sf", "--json", "--cost-model", "constant"])
+    data = json.loads(written.stdout)
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps(data))
+    result = runner.invoke(app, ["check", str(path), str(sched), "--cost-model", "nope"])
+    exc = _api_error(lambda: llmopt.check(timed, data, cost_model="nope"))
+    _same_error(result, exc, exc.text({"cost_model": "--cost-model"}), str(exc))
+    assert str(exc).startswith("cost_model: unknown cost model 'nope'; known: ")
+    del data["cost_model"]
+    sched.write_text(json.dumps(data))
+    result = runner.invoke(app, ["check", str(path), str(sched)])
+    exc = _api_error(lambda: llmopt.check(timed, data))
+    assert isinstance(exc, ScheduleFileError)  # also what a schedule-file error is
+    _same_error(result, exc, f"{sched}: no field 'cost_model'; pass --cost-model",
+                "schedule: no field 'cost_model'; pass cost_model")

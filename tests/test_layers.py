@@ -57,6 +57,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+#: the API package's modules sit at the root with it (they may import every wing; the command line calls them)
+ROOT_MODULES |= {m for m in MODULES if m.startswith("llmopt.api.")}
 
 
 def _imports(path: Path) -> set[str]:

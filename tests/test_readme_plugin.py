@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.bench.conformance import check_formulation
+from llmopt.bench.plugins.conformance import check_formulation
 from llmopt.formulations import FORMULATIONS
 from llmopt.model.instance import Instance
 from llmopt.opt.hindsight import solve_hindsight

@@ -1,7 +1,8 @@
 """The committed ``results/`` tree has one layout, and its Markdown links resolve.
 
 Every folder is ``results/<group>/<name>/`` with ``group`` one of :data:`GROUPS` (a paper, ``opt`` for
-the bound studies, ``perf`` for speed benchmarks, ``tests`` for the test suite's own measurements),
+the bound studies, ``perf`` for speed benchmarks, ``tests`` for the test suite's own measurements,
+``production`` for the papers' policies against production schedulers),
 holds exactly one ``README.md`` and a ``manifest.json`` whose every entry names the command that
 regenerates it, and every relative link in ``README.md`` and ``results/**/*.md`` points at a file that
 exists (a link that is not rewritten when a folder moves fails here).
@@ -17,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
-GROUPS = {"jaillet", "wang", "chen", "opt", "perf", "tests"}
+GROUPS = {"jaillet", "wang", "chen", "opt", "perf", "tests", "production"}
 #: ``[text](target)`` and ``![alt](target)``; a target is cut at the first blank (an optional title follows)
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
@@ -67,6 +68,24 @@ def test_each_folder_has_one_readme_and_a_manifest_with_commands(folder: Path):
         assert out is None or out == rel, f"{rel}/manifest.json: {name} writes to {out}"
         missing = [f for f in entry.get("files", []) if not (folder / f).exists()]
         assert missing == [], f"{rel}/manifest.json: {name} lists missing files {missing}"
+
+
+@pytest.mark.parametrize("folder", result_folders(), ids=lambda p: p.relative_to(RESULTS).as_posix())
+def test_each_manifest_entry_was_regenerated_or_says_why_not(folder: Path):
+    """``regenerated`` is the stamp of ``llmopt study check`` (its files matched a rerun), ``true`` for files
+    written by the command itself (with a ``note`` on how), or ``false`` beside a ``not_regenerated`` reason."""
+    rel = folder.relative_to(ROOT).as_posix()
+    for name, entry in json.loads((folder / "manifest.json").read_text(encoding="utf-8")).items():
+        stamp = entry.get("regenerated")
+        if isinstance(stamp, dict):
+            assert stamp.get("date") and stamp.get("matched_files", 0) >= 1, f"{rel}: {name}: incomplete stamp {stamp}"
+            assert isinstance(stamp.get("seconds"), int | float), f"{rel}: {name}: the stamp has no seconds"
+        elif stamp is True:
+            assert entry.get("note") or entry.get("date"), f"{rel}: {name}: regenerated without a date or note"
+        else:
+            reason = entry.get("not_regenerated")
+            assert stamp is False and isinstance(reason, str) and reason.strip(), (
+                f"{rel}/manifest.json: {name} is neither regenerated nor says why not (\"not_regenerated\")")
 
 
 def test_the_index_names_every_folder():

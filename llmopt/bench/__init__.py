@@ -7,7 +7,8 @@
   :mod:`~llmopt.bench.trace_task` (continuous time on a trace) are the two kinds;
 * :mod:`~llmopt.bench.harness`, :mod:`~llmopt.bench.executors`, :mod:`~llmopt.bench.store` — running,
   distributing and storing tasks;
-* :mod:`~llmopt.bench.conformance` — the checks run over every registered component;
-* :mod:`~llmopt.bench.plugins` — third-party entry points (each registry also reads its group on first use);
+* :mod:`~llmopt.bench.plugins` — plug-ins in one home: third-party entry points
+  (:mod:`~llmopt.bench.plugins.loading`; each registry also reads its group on first use) and the
+  conformance checks run over every registered component (:mod:`~llmopt.bench.plugins.conformance`);
 * :mod:`~llmopt.bench.studies` — the registry of studies (``llmopt study``).
 """

@@ -53,6 +53,7 @@ def blank_record(suite: Suite, task: Task) -> dict[str, Any]:
         "status": None,
         "incumbent": None,
         "incumbent_source": None,
+        "incumbent_starts": None,
         "bound": None,
         "bound_certificate": None,
         "gap": None,
@@ -145,6 +146,9 @@ def _record_hindsight(rec: dict[str, Any], h: Any) -> None:
         status=h.status.value,
         incumbent=h.incumbent,
         incumbent_source=h.incumbent_source,
+        # The best schedule itself, so a reader can re-check its TEL (and a proof of OPT rests on
+        # a stored schedule): request id -> start step, in the instance's order.
+        incumbent_starts=dict(h.starts) if h.starts else None,
         bound=h.bound,
         bound_certificate=h.bound_certificate,
         gap=h.gap,

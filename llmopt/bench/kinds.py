@@ -6,6 +6,9 @@
   every policy through the continuous engine with a cost model, latencies verified;
 * ``capacity`` (:mod:`llmopt.bench.capacity_task`) — the same instance, the smallest number of
   workers each policy × router needs to meet a latency target (multi-worker engine, verified).
+* ``production`` (:mod:`llmopt.papers.production.vs_papers`) — a trace instance under production batch
+  limits and KV blocks, paper policies beside production schedulers (latency, TTFT, TBT, throughput,
+  preemptions; every schedule verified with its limits).
 
 A third-party kind registers through the ``llmopt.task_kinds`` entry-point group.
 """
@@ -55,4 +58,7 @@ TASK_KINDS.register("trace", "llmopt.bench.trace_task:KIND",
                     "continuous time on a trace: policies through the continuous engine, latencies verified")
 TASK_KINDS.register("capacity", "llmopt.bench.capacity_task:KIND",
                     "continuous time on a trace: smallest number of workers per policy x router for a latency target")
+TASK_KINDS.register("production", "llmopt.papers.production.vs_papers:KIND",
+                    "continuous time on a trace under production batch limits and KV blocks: paper policies and "
+                    "production schedulers, latency / TTFT / TBT / throughput / preemptions verified")
 

@@ -18,8 +18,9 @@ into one folder (a paper's suite folder holds its studies' tables too), so ``man
 each study name to its own entry.
 
 The CLI is ``llmopt study list``, ``llmopt study run NAME [--quick] [--out DIR] [--seeds ...] [--option
-value ...]`` and ``llmopt study report NAME [--out DIR]`` (:mod:`llmopt.cli.study`); the Python API is
-:func:`run_study` (also ``llmopt.api.run_study``).
+value ...]``, ``llmopt study report NAME [--out DIR]`` and ``llmopt study check NAME|FOLDER`` (rerun a
+committed folder's manifest command and compare, :mod:`llmopt.bench.regenerate`) (:mod:`llmopt.cli.study`);
+the Python API is :func:`run_study` (also ``llmopt.api.run_study``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "parse_options",
     "write_manifest",
     "read_manifest",
+    "git_commit",
     "MANIFEST_FILE",
     "DEFAULT_STUDY_RUNS",
 ]
@@ -149,6 +151,12 @@ _register("cluster-ratios", "opt", "llmopt.opt.studies.cluster_ratios", "opt/clu
 _register("fit-cost-model", "jaillet", "llmopt.papers.jaillet.studies.fit_cost_model", "jaillet/cost-model",
           "refit the Llama-2-70B / 2×A100 batch-time model from the staged GPU profiles and cross-check it "
           "against splitwise and the roofline")
+_register("cost-model-joint-fit", "jaillet", "llmopt.papers.jaillet.studies.cost_model_joint_fit",
+          "jaillet/cost-model", "one batch-time setting against J Table 1, Figure 3 at λ = 50 and 10 and J0's 200 s "
+          "cap together: a grid fit with residuals per paper number (joint_fit.md)")
+_register("alpha-beta-readings", "jaillet", "llmopt.papers.jaillet.studies.alpha_beta_readings", "jaillet/lmsys",
+          "α-protection β-clearing under the released code's admission rule and 1 s stall per extra pass, with the "
+          "full and the censored (time-limit) mean latency (alpha_beta_readings.md)")
 _register("alpha-loop-sensitivity", "jaillet", "llmopt.papers.jaillet.studies.alpha_loop_sensitivity",
           "jaillet/lmsys", "how often α-protection greedy falls into an eviction loop, staged vs thinned outputs "
           "(loop_sensitivity.md)")
@@ -160,6 +168,10 @@ _register("schedule-polish", "jaillet", "llmopt.papers.jaillet.studies.schedule_
           "CP-SAT with a real budget, then lns from its schedule, on the 400 J §5.1 trials (with a control)")
 _register("zone-tree", "opt", "llmopt.opt.studies.zone_tree_vs_bc", "opt/zone-tree",
           "zone-tree (branch-and-bound on the zone LP) against HiGHS's branch-and-cut on the OPT-frontier points")
+_register("opt-proofs", "opt", "llmopt.opt.studies.opt_proofs", "opt/opt-proofs",
+          "every proven-OPT row re-proved by SCIP and a re-walked zone-tree certificate; optimal schedules stored")
+_register("formulation-comparison", "opt", "llmopt.opt.studies.formulation_comparison", "opt/formulation-comparison",
+          "sawtooth rows, a configuration master and lag cliques against zone-lp on proven-OPT instances")
 _register("j0-theory", "jaillet", "llmopt.papers.jaillet.studies.j0_theory", "jaillet/j0-theory",
           "J0 Thm 6.2's adversarial family, J Thm 4.3's O(1) ratio and J0 Thm 5.3's constant regret, measured")
 
@@ -265,7 +277,7 @@ def _is_number(arg: str) -> bool:
 # --- the manifest --------------------------------------------------------------------------------
 
 
-def _git_commit(paths: Sequence[Path] = ()) -> str | None:
+def git_commit(paths: Sequence[Path] = ()) -> str | None:
     """The commit of the checkout llmopt runs from, or with ``paths`` the last commit that changed one of
     them; ``None`` without git (an installed copy) or history."""
     here = Path(__file__).resolve().parent
@@ -327,7 +339,7 @@ def write_manifest(out: Path, study: Study, *, quick: bool = False, seeds: Seque
         "arguments": {"out": str(where), "quick": quick, "seeds": list(seeds) if seeds is not None else None,
                       "options": dict(options or {})},
         "version": __version__,
-        "commit": _git_commit() if regenerated else _git_commit([Path(f) for f in files]),
+        "commit": git_commit() if regenerated else git_commit([Path(f) for f in files]),
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "regenerated": regenerated,
         "files": sorted(_within(out, f) for f in files),
@@ -335,6 +347,47 @@ def write_manifest(out: Path, study: Study, *, quick: bool = False, seeds: Seque
     manifest = read_manifest(out)
     manifest[study.name] = entry
     out.mkdir(parents=True, exist_ok=True)
+    path = out / MANIFEST_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_suite_manifest(out: Path, suite: str) -> Path:
+    """Write (or update) suite ``suite``'s entry of ``out/manifest.json`` after ``llmopt bench run``.
+
+    The entry holds ``kind: "suite"``, ``command`` (the last run's command line, from ``suite.json``),
+    ``arguments``, ``version``, ``commit``, ``date``, ``files`` (the folder's files) and ``regenerated``:
+    ``true`` only when the last run of ``suite.json`` computed every task (none was taken over from
+    earlier records, none failed or was lost); otherwise ``false`` with ``not_regenerated`` saying how
+    many tasks were reused, failed or lost. Entries of other suites or studies in the folder are kept.
+    """
+    out = Path(out)
+    try:
+        runs = json.loads((out / "suite.json").read_text(encoding="utf-8")).get("runs") or [{}]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        runs = [{}]
+    last = runs[-1] if isinstance(runs[-1], dict) else {}
+    reused, failed, lost = (int(last.get(k) or 0) for k in ("tasks_skipped", "task_errors", "tasks_lost"))
+    complete = last.get("outcome") == "completed" and not (reused or failed or lost)
+    entry: dict[str, Any] = {
+        "kind": "suite",
+        "command": last.get("command"),
+        "arguments": {"suite": suite, "out": str(out)},
+        "version": __version__,
+        "commit": git_commit(),
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        "regenerated": complete,
+        "files": sorted(p.name for p in out.iterdir() if p.is_file() and p.name != MANIFEST_FILE
+                        and not p.name.startswith(".") and not p.name.endswith(".tmp")),
+    }
+    if not complete:
+        entry["not_regenerated"] = (f"the last run ({last.get('outcome', 'unknown')}) took {reused} task(s) from "
+                                    f"earlier records and had {failed} failed and {lost} lost; the report was "
+                                    "rebuilt from the recorded tasks")
+    manifest = read_manifest(out)
+    manifest[suite] = entry
     path = out / MANIFEST_FILE
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n", encoding="utf-8")

@@ -147,7 +147,7 @@ class Suite:
 
     Component names (workloads, policies, solver, formulation, windows, bounds, upper bounds)
     are only checked for form here and resolved when a task runs, so a suite may name
-    plug-ins that are registered later (see :func:`llmopt.bench.conformance.check_suite`).
+    plug-ins that are registered later (see :func:`llmopt.bench.plugins.conformance.check_suite`).
 
     Parameters
     ----------
@@ -467,7 +467,10 @@ SUITES.register("jaillet-table1", "llmopt.papers.jaillet.suites:JAILLET_TABLE1",
 SUITES.register("jaillet-lmsys", "llmopt.papers.jaillet.suites:JAILLET_LMSYS",
                 "J §5.2: 10,000 LMSYS requests at λ = 50 and 10, α grid and α/β sweeps (a few minutes)")
 SUITES.register("jaillet-fig3", "llmopt.papers.jaillet.fig3:JAILLET_FIG3",
-                "J Figure 3: 1,000…10,000 LMSYS requests at λ = 50 and 10, 8 algorithms, 3 seeds: slopes, 200 s cap")
+                "J Figure 3: 1,000…10,000 LMSYS requests at λ = 50 and 10, 8 algorithms, 3 seeds: slopes, 200 s cap "
+                "(volumes: prefixes of one stream per seed, as the authors' released code)")
+SUITES.register("jaillet-fig3-separate", "llmopt.papers.jaillet.fig3:JAILLET_FIG3_SEPARATE",
+                "J Figure 3 with every volume a separate sample (the other reading of how the volumes are drawn)")
 SUITES.register("jaillet-capacity", "llmopt.papers.jaillet.capacity:JAILLET_CAPACITY",
                 "J0 §8.2: smallest number of 2×A100 workers per Table 1 algorithm and router for a 200 s mean "
                 "latency at 10,000 LMSYS arrivals, λ = 50 and 10 (multi-worker engine)")
@@ -484,6 +487,17 @@ SUITES.register("chen-cor2", "llmopt.papers.chen.cor2:CHEN_COR2",
 SUITES.register("chen-lmsys", "llmopt.papers.chen.lmsys_report:CHEN_LMSYS",
                 "C §6 Figures 5-7: 2,000 LMSYS requests, H-SF / A_max / A_min under the three prediction "
                 "settings, Llama2-70B on 2×A100, M = 16,492")
+
+SUITES.register("production-vs-papers", "llmopt.papers.production.vs_papers:PRODUCTION_VS_PAPERS",
+                "paper policies (MC-SF, FCFS, Sorted-F, A_min, α-protection) vs vllm / sarathi / orca on LMSYS, "
+                "arXiv, Azure conv, n = 1,000, 3 rates each, max_num_seqs 128, blocks of 16, M = 16,492")
+SUITES.register("production-vs-papers-vidur-m", "llmopt.papers.production.vs_papers:PRODUCTION_VS_PAPERS_VIDUR_M",
+                "production-vs-papers at Vidur's M = 53,248")
+SUITES.register("production-vs-papers-10k", "llmopt.papers.production.vs_papers:PRODUCTION_VS_PAPERS_10K",
+                "production-vs-papers with n = 10,000 per instance")
+SUITES.register("production-vs-papers-discrete",
+                "llmopt.papers.production.vs_papers:PRODUCTION_VS_PAPERS_DISCRETE",
+                "paper policies and vllm / orca on AM1 + intervals, TEL beside the certified bound on OPT")
 
 
 def get_suite(name: str) -> Suite:

@@ -70,7 +70,7 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
     from llmopt.engine.hardware import gpu_cost_per_request
     from llmopt.model.metrics import percentiles, timed_request_rows
     from llmopt.policies import make_policy_spec
-    from llmopt.verify.timed import check_timed_schedule
+    from llmopt.verify.timed import check_timed_run
 
     instance = resolve_workload(task.spec.workload)(task.seed, **dict(task.spec.params))
     rec.update(instance=instance.name, n=instance.n, M=instance.M)
@@ -97,8 +97,7 @@ def fill_trace_record(rec: dict[str, Any], suite: Suite, task: Task) -> None:
             rec["error"] = rec["error"] or f"policy {p} raised {type(exc).__name__}: {exc}"
             continue
         sim_s = time.perf_counter() - t0
-        check = check_timed_schedule(instance, sched.starts, sched.batch_start, sched.batch_duration, cost,
-                                     evictions=sched.evictions, stalls=sched.stalls)
+        check = check_timed_run(instance, sched, cost)
         mean = sched.mean_latency
         verified = bool(check.ok) and check.mean_latency is not None and mean is not None and \
             abs(check.mean_latency - mean) <= 1e-9 * max(1.0, mean)

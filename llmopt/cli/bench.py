@@ -97,9 +97,9 @@ def _stored_suite(out_dir: Path) -> Suite | None:
 
 
 def _check_names(suite: Suite) -> None:
-    """Exit 2 for a component name no registry knows (:func:`llmopt.bench.conformance.check_suite`);
+    """Exit 2 for a component name no registry knows (:func:`llmopt.bench.plugins.conformance.check_suite`);
     3 for a known but unusable solver."""
-    from llmopt.bench.conformance import check_suite
+    from llmopt.bench.plugins.conformance import check_suite
     from llmopt.solvers import solver_status
 
     problems = check_suite(suite)
@@ -306,8 +306,7 @@ def bench_run(
     again to resume. Two runs on one folder at once are refused.
     """
     from llmopt.bench.executors import make_executor
-    from llmopt.bench.harness import FolderLocked, HarnessError, RunInterrupted, default_out_dir, run_suite
-    from llmopt.report.summary import write_report
+    from llmopt.bench.harness import TRIALS_FILE, FolderLocked, HarnessError, RunInterrupted, default_out_dir
 
     # Every option first, before any work (the executor's own checks run in make_executor below).
     check_option("--workers", workers, minimum=1)
@@ -323,10 +322,12 @@ def bench_run(
     except HarnessError as exc:
         die(str(exc))
 
+    from llmopt.api import run_suite as api_run_suite
+
     try:
-        trials = run_suite(
-            suite, out_dir, workers=workers, progress=progress, retry_errors=retry_errors, executor=ex,
-            address=address, command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
+        df = api_run_suite(
+            suite, out_dir, workers=workers, progress=progress, allow_results=True, retry_errors=retry_errors,
+            executor=ex, address=address, command=" ".join(shlex.quote(a) for a in ["llmopt", *sys.argv[1:]]),
         )
     except FolderLocked as exc:
         die(str(exc))
@@ -335,12 +336,12 @@ def bench_run(
     except RunInterrupted as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(130) from None
-    try:
-        df = write_report(out_dir, suite)
     except KeyboardInterrupt:
+        trials = out_dir / TRIALS_FILE
         typer.echo(f"interrupted while writing the report; every task is saved in {trials}; "
                    f"rebuild the report with `llmopt bench report --out {shlex.quote(str(out_dir))}`", err=True)
         raise typer.Exit(130) from None
+    trials = out_dir / TRIALS_FILE
     _print_results(df, suite, out_dir)
     console.print(f"records: {trials}\nreport:  {out_dir / 'summary.md'}, {out_dir / 'summary.csv'}"
                   + ("" if suite.kind != "hindsight" else f", {out_dir / 'ratio_hist.png'}"), markup=False)

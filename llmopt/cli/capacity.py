@@ -8,7 +8,9 @@
                           [--cost-model NAME] [--k-max 64] [--exhaustive] [--plot latency_vs_k.png] [--force]
                           [--config FILE.toml] [--json]
 
-``TRACE`` is a trace file (sampled as ``llmopt trace`` does) or a continuous-time instance JSON.
+A thin parse → API call → print over :func:`llmopt.api.plan_capacity` (and
+:func:`llmopt.api.capacity_instance` for the input). ``TRACE`` is a trace file (sampled as ``llmopt
+trace`` does) or a continuous-time instance JSON.
 For every (policy, router, target) the smallest number of workers K — each a Llama-2-70B worker
 on 2×A100 with its own KV cache M and batch clock (the cost model) — whose verified run meets
 the target is searched by doubling and bisection (:func:`llmopt.capacity.planning.smallest_workers`;
@@ -36,50 +38,17 @@ import typer
 from llmopt.cli.common import (
     ForceFlag,
     JsonFlag,
-    check_name,
-    check_option,
     check_output_file,
     console,
     die,
+    die_bad,
+    echo_warnings,
     json_out,
     num,
 )
 from llmopt.cli.config import ConfigOption
 
 __all__ = ["capacity_cmd"]
-
-
-def _instance(file: Path, n: int, rate: float | None, timestamps: bool, seed: int, format: str | None,
-              M: int, on_bad_row: str, time_unit: str | None = None) -> Any:
-    from llmopt.model.instance import InstanceError
-    from llmopt.model.timed_instance import TimedInstance, load_any_instance
-    from llmopt.workloads.traces import TraceError, apply_time_unit, load_trace, sample_instance
-
-    if file.suffix.lower() == ".json":
-        if time_unit is not None:
-            die(f"--time-unit applies to a trace file's timestamps, not to an instance ({file})")
-        try:
-            inst = load_any_instance(file)
-        except InstanceError as exc:
-            die(str(exc))
-        if not isinstance(inst, TimedInstance):
-            die(f"{file}: a discrete instance; capacity planning needs seconds (a continuous-time instance or a "
-                "trace file)")
-        if inst.n == 0:
-            die(f"{file}: the instance has no requests; there is no latency to plan workers for")
-        return inst
-    try:
-        trace = load_trace(file, format, M=M, on_bad_row=on_bad_row)
-        if timestamps:
-            # The one rule shared with `llmopt trace` and llmopt.load_trace (unit given, or the same warning).
-            trace, warning = apply_time_unit(trace, time_unit)
-            if warning is not None:
-                typer.echo(f"warning: {warning}", err=True)
-        if n > trace.n:
-            die(f"{file}: --n {n:,} is more than the {trace.n:,} usable rows of the trace")
-        return sample_instance(trace, n, seed, rate=rate, use_timestamps=timestamps, M=M)
-    except (TraceError, InstanceError, ValueError) as exc:
-        die(str(exc))
 
 
 def capacity_cmd(
@@ -121,75 +90,46 @@ def capacity_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Smallest number of workers each (policy, router) needs to meet a latency target on a trace."""
-    from llmopt.capacity.planning import LatencyTarget, plan_capacity
-    from llmopt.engine.cost_model import COST_MODELS, make_cost_model
-    from llmopt.policies import POLICIES, parse_policy_spec
-    from llmopt.policies.routers import ROUTERS, parse_router_spec
-    from llmopt.report.capacity import capacity_rows, plot_latency_vs_workers
+    from llmopt.api import BadInput, capacity_instance, plan_capacity
+    from llmopt.api.capacity import check_capacity_arguments
+    from llmopt.model.instance import InstanceError
+    from llmopt.report.capacity import plot_latency_vs_workers
+    from llmopt.workloads.traces import TraceError
 
     policies, routers = policy or ["mc-sf"], router or ["round-robin"]
-    check_option("--n", n, minimum=1)
-    check_option("--seed", seed, minimum=0)
-    check_option("--M", M, minimum=2)
-    check_option("--k-max", k_max, minimum=1)
-    check_option("--rate", rate, minimum=0, strict=True)
-    if rate is not None and timestamps:
-        die("give at most one of --rate and --timestamps")
-    from llmopt.workloads.traces import TIME_UNITS
 
-    if time_unit is not None and time_unit not in TIME_UNITS:
-        die(f"--time-unit must be one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
-    if time_unit is not None and not timestamps:
-        die("--time-unit applies to the trace's own timestamps (--timestamps), not to --rate")
+    def show(p: str, r: str, target: Any, run: Any) -> None:
+        if json_flag:
+            return
+        if run is None:
+            console.print(f"[bold]{p}[/] × {r}, target {target}:")
+        else:
+            console.print(f"  K = {run.K:>3}: {_verdict(run, target)} ({run.sim_s:.1f} s)")
+
     try:
-        targets = [LatencyTarget.parse(t) for t in (latency_target or ["mean:200"])]
-        for p in policies:
-            check_name(POLICIES, "--policy", parse_policy_spec(p)[0])
-        for r in routers:
-            check_name(ROUTERS, "--router", parse_router_spec(r)[0])
-    except ValueError as exc:
+        targets = check_capacity_arguments(policies=policies, routers=routers, targets=latency_target or ["mean:200"],
+                                           cost_model=cost_model, n=n, seed=seed, M=M, k_max=k_max, rate=rate,
+                                           use_timestamps=timestamps, time_unit=time_unit)
+        plots = _plot_paths(plot, targets)
+        for path in plots.values():
+            check_output_file("--plot", path, inputs=[trace], force=force)
+            if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+                die(f"--plot {path}: give a .png, .pdf or .svg file")
+        with echo_warnings():
+            inst = capacity_instance(trace, n=n, rate=rate, use_timestamps=timestamps, seed=seed, format=format, M=M,
+                                     on_bad_row=on_bad_row, time_unit=time_unit)
+    except BadInput as exc:
+        die_bad(exc, instance=str(trace))
+    except (TraceError, InstanceError, ValueError) as exc:
         die(str(exc))
-    from llmopt.model.params import check_params
-    from llmopt.policies import make_policy_spec
-    from llmopt.policies.routers import make_router_spec
-
-    # Parameters too, before any work (`alpha=abc`, `alpha=1`): one line here, not a traceback from the engine.
-    for opt, specs, registry, parse, make in (
-            ("--policy", policies, POLICIES, parse_policy_spec, make_policy_spec),
-            ("--router", routers, ROUTERS, parse_router_spec, make_router_spec)):
-        for spec in specs:
-            try:
-                name, params = parse(spec)
-                check_params(registry.kind, name, registry.get(name), params)
-                make(spec)
-            except (TypeError, ValueError) as exc:
-                die(f"{opt} {spec!r}: {exc}")
-    check_name(COST_MODELS, "--cost-model", cost_model)
-    plots = _plot_paths(plot, targets)
-    for path in plots.values():
-        check_output_file("--plot", path, inputs=[trace], force=force)
-        if path.suffix.lower() not in (".png", ".pdf", ".svg"):
-            die(f"--plot {path}: give a .png, .pdf or .svg file")
-    inst = _instance(trace, n, None if timestamps else (rate if rate is not None else 50.0), timestamps, seed,
-                     format, M, on_bad_row, time_unit)
-    cost = make_cost_model(cost_model)
-    results = []
-    for target in targets:
-        for p in policies:
-            for r in routers:
-                if not json_flag:
-                    console.print(f"[bold]{p}[/] × {r}, target {target}:")
-
-                def show(run: Any, target: Any = target) -> None:
-                    if not json_flag:
-                        console.print(f"  K = {run.K:>3}: {_verdict(run, target)} ({run.sim_s:.1f} s)")
-
-                res, runs = plan_capacity(inst, p, r, target, cost, seed=seed, k_max=k_max, exhaustive=exhaustive,
-                                          progress=show)
-                results.append((p, r, res, runs))
-    rows = capacity_rows(results)
+    try:
+        planned = plan_capacity(inst, policies=policies, routers=routers, targets=latency_target or ["mean:200"],
+                                cost_model=cost_model, seed=seed, k_max=k_max, exhaustive=exhaustive, progress=show)
+    except BadInput as exc:
+        die_bad(exc, instance=str(trace))
+    rows = planned.rows
     for target, path in plots.items():
-        curves = {f"{p} × {r}": runs for p, r, res, runs in results if res.target == target}
+        curves = {f"{p} × {r}": runs for p, r, res, runs in planned.results if res.target == target}
         plot_latency_vs_workers(curves, path, statistic=target.statistic, limit_s=target.limit_s,
                                 title=f"{inst.name}: n = {inst.n:,}")
         typer.echo(f"plot: {path}", err=True)
@@ -212,7 +152,7 @@ def capacity_cmd(
                           num(row["gpu_s_per_request"]), num(row["energy_j_per_request"]),
                           str(len(row["evaluated"].split())))
         console.print(table)
-    if any(row["workers"] is None for row in rows):
+    if not planned.met:
         raise typer.Exit(1)
 
 

@@ -6,21 +6,24 @@ every error is one line on standard error with an exit code (see :mod:`llmopt.cl
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
+from llmopt.api.errors import BadInput, check_known, check_number
 from llmopt.model.instance import Instance, InstanceError, load_instance
 
 __all__ = [
     "console",
     "die",
+    "die_bad",
+    "echo_warnings",
     "load_or_die",
     "load_any_or_die",
     "json_out",
@@ -45,6 +48,35 @@ def die(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` on standard error and exit with ``code`` (2: bad input)."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+#: How the command line spells an API parameter where it is not ``--`` + the name with ``-`` for ``_``.
+OPTION_NAMES = {"use_timestamps": "--timestamps", "bounds": "--bound", "upper_bounds": "--upper-bound",
+                "params": "--param", "policies": "--policy", "routers": "--router", "targets": "--target",
+                "workload": "WORKLOAD"}
+
+
+def die_bad(exc: BadInput, **names: str) -> NoReturn:
+    """Exit with the API's message for a bad input (:class:`llmopt.api.BadInput`), each parameter spelled as
+    this command's option (``time_limit`` → ``--time-limit``; ``names`` for the others, e.g. ``instance=FILE``),
+    and its exit status (2; 3 for an unavailable solver)."""
+    spelled = {p: names.get(p, OPTION_NAMES.get(p, "--" + p.replace("_", "-"))) for p in exc.params}
+    die(exc.text(spelled), exc.code)
+
+
+@contextlib.contextmanager
+def echo_warnings() -> Iterator[None]:
+    """Show each :class:`UserWarning` an API call gives as one ``warning: ...`` line on standard error, when it
+    is given."""
+    import warnings
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        typer.echo(f"warning: {message}", err=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UserWarning)
+        warnings.showwarning = show
+        yield
 
 
 def load_any_or_die(path: Path) -> Any:
@@ -97,9 +129,12 @@ def finish(code: int = 0) -> None:
 
 
 def check_name(registry: Any, option: str, name: str) -> None:
-    """Exit 2 naming ``option`` and the known names unless ``name`` is in ``registry``."""
-    if name not in registry:
-        die(f"{option}: unknown {registry.kind} {name!r}; known: {', '.join(registry.names()) or 'none'}")
+    """Exit 2 naming ``option`` and the known names unless ``name`` is in ``registry``
+    (:func:`llmopt.api.errors.check_known`'s message)."""
+    try:
+        check_known(registry, option, name)
+    except BadInput as exc:
+        die(exc.text())
 
 
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -119,15 +154,12 @@ def check_option(name: str, value: float | int | None, *, minimum: float, strict
     """Exit 2 with ``error: NAME must be >= MIN (got VALUE)`` unless ``value`` is ``None`` or in range.
 
     Every command validates its numeric options with this before doing any work, so a bad
-    value is always the same one-line error.
+    value is always the same one-line error (:func:`llmopt.api.errors.check_number`'s, as the API gives it).
     """
-    if value is None:
-        return
-    if not math.isfinite(value):
-        die(f"{name} must be a finite number, got {value}")
-    if value <= minimum if strict else value < minimum:
-        relation = ">" if strict else ">="
-        die(f"{name} must be {relation} {minimum:g}, got {value}")
+    try:
+        check_number(name, value, minimum=minimum, strict=strict)
+    except BadInput as exc:
+        die(exc.text())
 
 
 def check_output_file(name: str, path: Path | None, *, inputs: Sequence[Path] = (), force: bool = False) -> None:

@@ -1,4 +1,5 @@
-"""``llmopt generate``: write the instance a registered workload makes for a seed.
+"""``llmopt generate``: write the instance a registered workload makes for a seed — a thin parse → API
+call (:func:`llmopt.api.make_instance`, which checks the workload, the seed and the parameters) → write.
 
 The same instances the suites run (``llmopt.workloads.WORKLOADS``), as files for ``solve``,
 ``simulate`` and ``check``: ``llmopt generate jaillet-am1 --seed 3 -o am1_s3.json``, with the
@@ -13,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from llmopt.cli.common import ForceFlag, check_name, check_option, check_output_file, die
+from llmopt.cli.common import ForceFlag, check_output_file, die, die_bad
 
 __all__ = ["generate_cmd"]
 
@@ -54,28 +55,19 @@ def generate_cmd(
     force: ForceFlag = False,
 ) -> None:
     """Write the instance a registered workload makes for a seed (the instances the suites run)."""
-    from llmopt.workloads import WORKLOADS
-
-    check_name(WORKLOADS, "WORKLOAD", workload)
-    check_option("--seed", seed, minimum=0)
-    params = _params(param or [])
-    make = WORKLOADS.get(workload)
-    from llmopt.model.params import check_params
-
-    try:
-        check_params("workload", workload, make, params, skip=("seed",))
-    except ValueError as exc:
-        die(f"--param: {exc}")
-    check_output_file("-o", output, force=force)
-    from llmopt.model.instance import Instance, InstanceError, save_instance
+    from llmopt.api import BadInput, make_instance
+    from llmopt.api.instances import check_workload_arguments
+    from llmopt.model.instance import Instance, save_instance
     from llmopt.model.timed_instance import save_timed_instance
 
     try:
-        inst = make(seed, **params)
-    except (InstanceError, FileNotFoundError) as exc:
-        die(f"workload {workload!r}: {exc}")
-    except (TypeError, ValueError) as exc:
-        die(f"workload {workload!r} with {params or 'its defaults'}: {type(exc).__name__}: {exc}")
+        check_workload_arguments(workload, seed)
+        params = _params(param or [])
+        check_workload_arguments(workload, seed, params)
+        check_output_file("-o", output, force=force)
+        inst = make_instance(workload, seed, **params)
+    except BadInput as exc:
+        die_bad(exc)
     try:
         if isinstance(inst, Instance):
             save_instance(inst, output)

@@ -20,6 +20,10 @@ line on standard error naming the file, request, field or option; checked before
 work starts); 3 the requested solver is unavailable; 130 interrupted (Ctrl-C or
 SIGTERM; what was found so far is printed first).
 
+Each command is a thin parse → :mod:`llmopt.api` call → print: the API checks the arguments and
+raises :class:`llmopt.api.BadInput`, printed with the parameter spelled as the option
+(:func:`llmopt.cli.common.die_bad`).
+
 Every user-supplied string shown through rich is escaped (request ids such as
 ``job[/tmp]`` print as they are).
 """
@@ -45,6 +49,7 @@ from llmopt.cli.common import (
     JsonFlag,
     console,
     die,
+    die_bad,
     json_out,
     load_any_or_die,
 )
@@ -148,38 +153,6 @@ def load_schedule(path: Path) -> tuple[dict[str, int], list[Any]]:
     return discrete_schedule(read_schedule_json(path), str(path))
 
 
-def _check_cluster(instance: Any, schedule: Path, cost_model: str | None, json_output: bool) -> bool:
-    """``llmopt check`` of a multi-worker run (``simulate --workers K --json``), through ``llmopt.api.check``;
-    ``False`` when ``schedule`` is not one (the single-worker readers take it)."""
-    from llmopt.model.schedule_file import ScheduleFileError, is_cluster_mapping, read_schedule_json
-
-    try:
-        data = read_schedule_json(schedule, timed=isinstance(instance, TimedInstance))
-    except ScheduleFileError:
-        return False  # the single-worker reader gives the same message
-    if not is_cluster_mapping(data):
-        return False
-    from llmopt.api import check as api_check
-    from llmopt.model.registry import RegistryError
-
-    try:
-        rep = api_check(instance, data, cost_model=cost_model)
-    except ScheduleFileError as exc:
-        die(f"{schedule}: {exc}")
-    except RegistryError as exc:
-        die(str(exc))
-    if json_output:
-        json_out({"ok": rep.ok, "K": rep.K, "tel": rep.tel, "mean_latency": rep.mean_latency,
-                  "violations": list(rep.violations), "M": instance.M})
-    elif rep.ok:
-        typer.echo(f"OK K={rep.K} TEL={rep.tel:g}")
-    else:
-        typer.echo(f"INFEASIBLE: {rep.violations[0] if rep.violations else 'infeasible'}")
-    if not rep.ok:
-        raise typer.Exit(1)
-    return True
-
-
 @app.command()
 def check(
     file: InstanceFile,
@@ -194,41 +167,52 @@ def check(
     """Verify a schedule against an instance with the independent checker (exit 0 feasible, 1 not).
 
     For a continuous-time instance the schedule is what `llmopt simulate --json` writes for it,
-    and the checker's continuous-time mode also verifies every batch duration against the cost model.
+    and the checker's continuous-time mode also verifies every batch duration against the cost model;
+    a multi-worker run (`simulate --workers K --json`) is checked worker by worker and as a whole.
     """
-    from llmopt.cli.timed import check_timed
-    from llmopt.verify.checker import check_schedule
+    from llmopt.api import BadInput
+    from llmopt.api import check as api_check
+    from llmopt.model.schedule_file import is_cluster_mapping, read_schedule_json
 
-    any_instance = load_any_or_die(file)
-    if _check_cluster(any_instance, schedule, cost_model, json_output):
-        return
-    if isinstance(any_instance, TimedInstance):
-        check_timed(any_instance, schedule, cost_model, json_output)
-        return
-    instance = any_instance
-    from llmopt.model.schedule_file import discrete_schedule, read_schedule_json
-
+    instance = load_any_or_die(file)
+    timed = isinstance(instance, TimedInstance)
     try:
-        data = read_schedule_json(schedule)
-        starts, evictions = discrete_schedule(data, str(schedule))
+        data = read_schedule_json(schedule, timed=timed)
+        cluster = is_cluster_mapping(data)
+        first_only = not (all_violations or json_output or timed or cluster)
+        rep = api_check(instance, data, cost_model=cost_model, max_violations=1 if first_only else None,
+                        source=str(schedule))
+    except BadInput as exc:
+        die_bad(exc)
     except ScheduleFileError as exc:
         die(str(exc))
-    limits = data.get("limits") if isinstance(data, dict) else None  # what the run claims (simulate --json)
-    report = check_schedule(instance, starts, evictions=evictions, limits=limits,
-                            max_violations=None if (all_violations or json_output) else 1)
-    if json_output:
-        json_out({"ok": report.ok, "tel": report.tel, "violations": list(report.violations),
-                  "makespan": report.makespan, "peak_memory": report.peak_memory, "M": instance.M})
-    elif report.ok:
-        typer.echo(f"OK TEL={report.tel}")
-    elif all_violations:
-        typer.echo(f"INFEASIBLE: {len(report.violations)} violation(s)")
-        for v in report.violations:
+    if cluster:
+        if json_output:
+            json_out({"ok": rep.ok, "K": rep.K, "tel": rep.tel, "mean_latency": rep.mean_latency,
+                      "violations": list(rep.violations), "M": instance.M})
+        elif rep.ok:
+            typer.echo(f"OK K={rep.K} TEL={rep.tel:g}")
+    elif timed:
+        name = cost_model or data.get("cost_model")
+        if json_output:
+            json_out({"ok": rep.ok, "mean_latency": rep.mean_latency, "violations": list(rep.violations),
+                      "peak_memory": rep.peak_memory, "M": instance.M, "iterations": rep.iterations,
+                      "recomputed_tokens": rep.recomputed_tokens, "cost_model": name})
+        elif rep.ok:
+            typer.echo(f"OK mean latency = {rep.mean_latency:.6f} s ({rep.iterations} batches, cost model {name})")
+    elif json_output:
+        json_out({"ok": rep.ok, "tel": rep.tel, "violations": list(rep.violations),
+                  "makespan": rep.makespan, "peak_memory": rep.peak_memory, "M": instance.M})
+    elif rep.ok:
+        typer.echo(f"OK TEL={rep.tel}")
+    elif all_violations and not (timed or cluster):
+        typer.echo(f"INFEASIBLE: {len(rep.violations)} violation(s)")
+        for v in rep.violations:
             typer.echo(f"  {v}")
-    else:
-        more = " (and more violations; --all lists them)" if len(report.violations) > 1 else ""
-        typer.echo(f"INFEASIBLE: {report.violations[0] if report.violations else 'infeasible'}{more}")
-    if not report.ok:
+    if not rep.ok and not json_output and not (all_violations and not (timed or cluster)):
+        more = " (and more violations; --all lists them)" if first_only and len(rep.violations) > 1 else ""
+        typer.echo(f"INFEASIBLE: {rep.violations[0] if rep.violations else 'infeasible'}{more}")
+    if not rep.ok:
         raise typer.Exit(1)
 
 
@@ -273,7 +257,7 @@ def solvers() -> None:
 @app.command()
 def stages() -> None:
     """List the registered pipeline stages: upper bounds, windows, formulations, bounds."""
-    from llmopt.bench.plugins import registries
+    from llmopt.api import registries
 
     t = Table(title="Hindsight pipeline stages (and the other registries)")
     t.add_column("registry", style="bold")

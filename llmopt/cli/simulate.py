@@ -68,8 +68,9 @@ def simulate_cmd(
         "Router sending each request at its arrival to a worker (with --workers; default round-robin): "
         "round-robin, jsq, least-kv, p2c[:seed=S], lookahead."), show_default=False)] = None,
     max_num_seqs: Annotated[int | None, typer.Option("--max-num-seqs", help=(
-        "Most requests in one batch (vLLM's max_num_seqs; default: no limit). The engine admits a decision's "
-        "starts in the policy's order until a limit binds; the rest wait."), show_default=False)] = None,
+        "Most requests in one batch (vLLM's max_num_seqs; default: no limit), per worker with --workers. The "
+        "engine admits a decision's starts in the policy's order until a limit binds; the rest wait."),
+        show_default=False)] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option("--max-num-batched-tokens", help=(
         "Most tokens in one batch: the prompts started in it plus one per decoding request (vLLM's "
         "max_num_batched_tokens; default: no limit)."), show_default=False)] = None,
@@ -120,8 +121,6 @@ def simulate_cmd(
         check_option(opt, val, minimum=1)
     limits = {k: v for k, v in (("max_num_seqs", max_num_seqs), ("max_num_batched_tokens", max_num_batched_tokens),
                                 ("block_size", block_size)) if v is not None and (k != "block_size" or v != 1)}
-    if limits and (workers is not None or router is not None):
-        die("--max-num-seqs, --max-num-batched-tokens and --block-size apply to one worker; drop --workers/--router")
     kv_source = None
     if kv_capacity_from is not None:
         from llmopt.engine.hardware import parse_kv_capacity_spec

@@ -1,9 +1,11 @@
-"""``llmopt solve``: hindsight OPT of an instance, or certified bounds on it, with the pipeline of
-:mod:`llmopt.opt.hindsight` (upper bounds, windows, bound stages, formulation, solver, checker).
+"""``llmopt solve``: hindsight OPT of an instance, or certified bounds on it — a thin parse → API call →
+print over :func:`llmopt.api.solve` (the pipeline of :mod:`llmopt.opt.hindsight`: upper bounds, windows,
+bound stages, formulation, solver, checker).
 
-A third-party formulation that declares itself exact proves OPT only after its conformance check
-(:func:`llmopt.bench.conformance.cached_check_formulation`); when OPT is not proven the output says
-what would narrow the gap next (:func:`llmopt.opt.defaults.next_bound_hint`).
+The API checks every argument (:func:`llmopt.api.hindsight.check_solve_arguments`, before the file is
+read) and runs a third-party formulation's conformance check before its bound may prove OPT (its
+warning is printed as ``warning: ...``); when OPT is not proven the output says what would narrow the
+gap next (:func:`llmopt.opt.defaults.next_bound_hint`).
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from llmopt.api.errors import BadInput
+from llmopt.api.hindsight import DEFAULT_FORMULATION, DEFAULT_WINDOWS
 from llmopt.cli.common import (
     ForceFlag,
     InstanceFile,
     JsonFlag,
-    check_name,
-    check_option,
     check_output_file,
     console,
     die,
+    die_bad,
+    echo_warnings,
     finish,
     json_out,
     load_or_die,
@@ -35,7 +39,6 @@ from llmopt.cli.config import ConfigOption
 from llmopt.model.instance import Instance
 from llmopt.model.result import SolveStatus
 from llmopt.opt.defaults import (
-    AUTO_BOUNDS,
     DEFAULT_BOUNDS,
     DEFAULT_CP_SAT_SECONDS,
     DEFAULT_LNS_ITERATIONS,
@@ -45,20 +48,6 @@ from llmopt.opt.defaults import (
 from llmopt.solvers import DEFAULT_SOLVER
 
 __all__ = ["solve_cmd", "DEFAULT_FORMULATION"]
-
-DEFAULT_FORMULATION = "hindsight-ip"
-
-
-def _check_solver(name: str) -> None:
-    """Exit 2 for an unknown solver name, 3 for a known but unusable one."""
-    from llmopt.solvers import SOLVERS, solver_status
-
-    if name not in SOLVERS:
-        die(f"unknown solver {name!r}; known: {', '.join(SOLVERS.names())}")
-    ok, why = solver_status(name)
-    if not ok:
-        die(f"solver {name!r} is unavailable: {why}", 3)
-
 
 
 def _progress(quiet: bool):  # type: ignore[no-untyped-def]
@@ -76,7 +65,7 @@ def solve_cmd(
     upper_bound: Annotated[list[str] | None, typer.Option(
         "--upper-bound", help="Upper-bound stage: a policy or a search (see `llmopt stages`); repeat for several "
                               f"(default: {', '.join(DEFAULT_UPPER_BOUNDS)}).")] = None,
-    windows: Annotated[str, typer.Option(help="Start-windows stage (see `llmopt stages`).")] = "upper-bound",
+    windows: Annotated[str, typer.Option(help="Start-windows stage (see `llmopt stages`).")] = DEFAULT_WINDOWS,
     bound: Annotated[list[str] | None, typer.Option(
         "--bound", help="Bound stage to compute and report (its certified value also bounds OPT); repeat "
                         f"for several (default: {', '.join(DEFAULT_BOUNDS)}: energy, with zone-lp up to 40 "
@@ -112,48 +101,34 @@ def solve_cmd(
     decode, checker. Every schedule is verified by the independent checker and every bound is
     certified; OPT is claimed only when a certified bound meets the best schedule.
     """
-    from llmopt.formulations import FORMULATIONS, make_formulation
-    from llmopt.model.windows import WINDOWS
-    from llmopt.opt.bounds import BOUNDS
+    from llmopt.api.hindsight import check_solve_arguments, solve, uncertified_lp
+    from llmopt.opt.hindsight import PipelineInterrupted
 
     bounds = tuple(bound) if bound else DEFAULT_BOUNDS
     upper_bounds = tuple(upper_bound) if upper_bound else DEFAULT_UPPER_BOUNDS
-    check_option("--time-limit", time_limit, minimum=0, strict=True)
-    check_option("--threads", threads, minimum=1)
-    check_option("--seed", seed, minimum=0)
-    check_option("--search-evals", search_evals, minimum=0)
-    check_option("--lns-iterations", lns_iterations, minimum=0)
-    check_option("--cp-sat-seconds", cp_sat_seconds, minimum=0, strict=True)
-    check_option("--max-nnz", max_nnz, minimum=1)
-    if relax and write_schedule is not None:
-        die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
-    check_output_file("--write-schedule", write_schedule, inputs=[file], force=force)
-    _check_solver(solver)
-    check_name(FORMULATIONS, "--formulation", formulation)
-    check_name(WINDOWS, "--windows", windows)
-    for b in bounds:
-        if b != AUTO_BOUNDS:
-            check_name(BOUNDS, "--bound", b)
-    _check_upper_bounds(upper_bounds)
-    instance = load_or_die(file)
-    accepts = getattr(make_formulation(formulation), "accepts", None)
-    if not relax and accepts is not None and (why := accepts(instance)) is not None:
-        die(f"--formulation {formulation}: cannot model {file}: {why}")
-    trust_exact = _plugin_formulation_trusted(formulation, relax, quiet)
-    from llmopt.opt.hindsight import PipelineInterrupted, solve_hindsight
-
-    deadline = time.perf_counter() + time_limit  # the whole command's, for the stages after the pipeline
+    numbers: dict[str, Any] = {"time_limit": time_limit, "threads": threads, "seed": seed, "search_evals": search_evals,
+                               "lns_iterations": lns_iterations, "cp_sat_seconds": cp_sat_seconds,
+                               "max_nnz": max_nnz}
+    names: dict[str, Any] = {"solver": solver, "formulation": formulation, "windows": windows, "bounds": bounds,
+                             "upper_bounds": upper_bounds}
     try:
-        h = solve_hindsight(
-            instance, solver=solver, formulation=formulation, bounds=bounds, upper_bounds=upper_bounds,
-            windows=windows, time_limit=time_limit, threads=threads, seed=seed, search_evals=search_evals,
-            lns_iterations=lns_iterations, cp_sat_seconds=cp_sat_seconds, max_nnz=max_nnz,
-            progress=_progress(quiet), solve_ip=not relax, trust_exact=trust_exact,
-        )
+        check_solve_arguments(**numbers)
+        if relax and write_schedule is not None:
+            die("--write-schedule: --relax computes lower bounds only; there is no schedule to write")
+        check_output_file("--write-schedule", write_schedule, inputs=[file], force=force)
+        check_solve_arguments(**names)
+        instance = load_or_die(file)
+        deadline = time.perf_counter() + time_limit  # the whole command's, for the stages after the pipeline
+        with echo_warnings():
+            h = solve(instance, relax=relax, progress=_progress(quiet), **names, **numbers)
+        uncertified = uncertified_lp(instance, h, formulation=formulation, solver=solver, deadline=deadline,
+                                     threads=threads) if relax else None
+    except BadInput as exc:
+        die_bad(exc, instance=str(file))
     except PipelineInterrupted as exc:
         die(str(exc), 130)
     if relax:
-        _print_relaxation(h, instance, file, formulation, solver, deadline, threads, json_output)
+        _print_relaxation(h, instance, file, formulation, uncertified, json_output)
         return
     starts = {rid: int(k) for rid, k in dict(h.starts).items()}
     if write_schedule is not None:
@@ -186,22 +161,6 @@ def solve_cmd(
                    err=True)
         finish(130)
     finish(1 if h.errors else 0)
-
-
-def _plugin_formulation_trusted(name: str, relax: bool, quiet: bool) -> bool:
-    """A third-party formulation that declares itself exact proves OPT only after it passes its
-    conformance check (run once per version of its code, then cached); built-in ones are tested here."""
-    from llmopt.bench.conformance import cached_check_formulation, is_builtin
-    from llmopt.formulations import FORMULATIONS, make_formulation
-
-    if relax or is_builtin(FORMULATIONS.get(name)) or not getattr(make_formulation(name), "exact", False):
-        return True
-    problems = cached_check_formulation(name, _progress(quiet))
-    if problems:
-        typer.echo(f"warning: plug-in formulation {name!r} declares itself exact but fails its conformance check "
-                   f"({problems[0]}{f'; {len(problems) - 1} more' if len(problems) > 1 else ''}); its solver "
-                   "bound will not be used as a proof of OPT", err=True)
-    return not problems
 
 
 def _hint(h: Any, instance: Instance) -> str | None:
@@ -253,16 +212,11 @@ def _print_solve(h: Any, instance: Instance, file: Path, write_schedule: Path | 
     console.print(t)
 
 
-def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, solver: str, deadline: float,
-                      threads: int, json_output: bool) -> None:
+def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, uncertified: dict[str, Any] | None,
+                      json_output: bool) -> None:
     """``solve --relax``: the pipeline without its IP stage — each bound stage with its certificate status,
     over windows from the best verified schedule — and, for a formulation other than J's, its LP value
-    labelled uncertified."""
-    uncertified = None
-    if formulation != DEFAULT_FORMULATION and h.status is not SolveStatus.INTERRUPTED:
-        from llmopt.opt.relaxation import formulation_lp
-
-        uncertified = formulation_lp(instance, formulation, solver, h.incumbent, deadline=deadline, threads=threads)
+    labelled uncertified (:func:`llmopt.api.hindsight.uncertified_lp`)."""
     status = "optimal" if h.opt is not None else "bounded"
     if json_output:
         json_out({
@@ -302,13 +256,3 @@ def _print_relaxation(h: Any, instance: Instance, file: Path, formulation: str, 
         typer.echo(f"interrupted; {len(h.bounds)} bound stage(s) finished", err=True)
         finish(130)
     finish(1 if h.errors else 0)
-
-
-def _check_upper_bounds(names: tuple[str, ...]) -> None:
-    from llmopt.opt.upper_bounds import UPPER_BOUNDS
-    from llmopt.policies import POLICIES
-
-    for name in names:
-        if name not in UPPER_BOUNDS and name not in POLICIES:
-            known = ", ".join(sorted(set(UPPER_BOUNDS.names()) | set(POLICIES.names())))
-            die(f"--upper-bound: unknown upper-bound stage {name!r}; known: {known}")

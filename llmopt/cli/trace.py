@@ -1,4 +1,5 @@
-"""``llmopt trace``: sample an instance from a real request trace (see :mod:`llmopt.workloads.traces`).
+"""``llmopt trace``: sample an instance from a real request trace — a thin parse → API call
+(:func:`llmopt.api.sample_trace`, see :mod:`llmopt.workloads.traces`) → write.
 
 ::
 
@@ -19,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from llmopt.cli.common import ForceFlag, check_option, check_output_file, die
+from llmopt.cli.common import ForceFlag, check_output_file, die, die_bad, echo_warnings
 
 __all__ = ["trace_cmd"]
 
@@ -66,62 +67,29 @@ def trace_cmd(
     force: ForceFlag = False,
 ) -> None:
     """Sample an instance from a real trace (LMSYS, arXiv, Azure, vidur, Mooncake) and write it as JSON."""
+    from llmopt.api import BadInput, sample_trace
+    from llmopt.api.instances import check_trace_arguments
     from llmopt.model.instance import InstanceError, save_instance
     from llmopt.model.timed_instance import save_timed_instance
-    from llmopt.workloads.traces import (
-        BAD_ROW_POLICIES,
-        LAYOUTS,
-        TIME_UNITS,
-        TRACE_FORMATS,
-        TraceError,
-        apply_time_unit,
-        detect_format,
-        load_trace,
-        sample_instance,
-        to_discrete_instance,
-    )
+    from llmopt.workloads.traces import TraceError
 
-    check_option("--n", n, minimum=1)
-    check_option("--seed", seed, minimum=0)
-    check_option("--M", M, minimum=2)
-    check_option("--rate", rate, minimum=0, strict=True)
-    check_option("--step-seconds", step_seconds, minimum=0, strict=True)
-    if (rate is None) == (not timestamps):
-        die("give exactly one of --rate λ (Poisson arrivals) and --timestamps (the trace's own arrival times)")
-    if on_bad_row not in BAD_ROW_POLICIES:
-        die(f"--on-bad-row must be one of {', '.join(BAD_ROW_POLICIES)}, got {on_bad_row!r}")
-    if format is not None and format not in TRACE_FORMATS:
-        die(f"--format: unknown trace format {format!r}; known: {', '.join(TRACE_FORMATS.names())}")
-    if time_unit is not None and time_unit not in TIME_UNITS:
-        die(f"--time-unit must be one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
-    if time_unit is not None and not timestamps:
-        die("--time-unit applies to the trace's own timestamps (--timestamps), not to --rate")
-    check_output_file("-o", output, inputs=[file], force=force)
     try:
-        fmt = format if format is not None else detect_format(file)
-        layout = LAYOUTS.get(fmt)
-        if timestamps and layout is not None and layout.time_column is None:
-            die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
-        trace = load_trace(file, fmt, M=M, on_bad_row=on_bad_row)
-        if timestamps and trace.timestamps is None:
-            die(f"{file}: format {fmt!r} has no timestamps; use --rate λ for Poisson arrivals")
-        if timestamps:
-            trace, warning = apply_time_unit(trace, time_unit)
-            if warning is not None:
-                typer.echo(f"warning: {warning}", err=True)
-        if n > trace.n:
-            dropped = trace.touched.get("dropped", 0)
-            die(f"{file}: --n {n:,} is more than the {trace.n:,} rows of the trace"
-                + (f" ({dropped:,} of {trace.rows_read:,} rows were dropped)" if dropped else ""))
-        timed = sample_instance(trace, n, seed, rate=rate, use_timestamps=timestamps, M=M)
+        check_trace_arguments(n=n, seed=seed, M=M, rate=rate, step_seconds=step_seconds, use_timestamps=timestamps,
+                              on_bad_row=on_bad_row, format=format, time_unit=time_unit)
+        check_output_file("-o", output, inputs=[file], force=force)
+        with echo_warnings():
+            drawn = sample_trace(file, n, seed, rate=rate, use_timestamps=timestamps, format=format, M=M,
+                                 on_bad_row=on_bad_row, time_unit=time_unit, step_seconds=step_seconds)
+        timed, trace = drawn.instance, drawn.trace
         kind = "continuous-time instance"
-        if step_seconds is not None:
-            discrete = to_discrete_instance(timed, step_seconds)
-            save_instance(discrete, output)
-            last_step = max(r.arrival for r in discrete.requests)
+        if drawn.discrete is not None:
+            save_instance(drawn.discrete, output)
+            last_step = max(r.arrival for r in drawn.discrete.requests)
             kind = f"discrete instance, DT = {step_seconds:g} s, arrival steps 0–{last_step:,}"
         else:
             save_timed_instance(timed, output)
+    except BadInput as exc:
+        die_bad(exc)
     except (TraceError, InstanceError, ValueError) as exc:
         die(str(exc))
     except OSError as exc:

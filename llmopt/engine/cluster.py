@@ -57,7 +57,7 @@ from llmopt.engine.core import (
 )
 from llmopt.model.cluster_schedule import ClusterSchedule
 from llmopt.model.instance import Instance
-from llmopt.model.schedule import MemoryTrace, Schedule
+from llmopt.model.schedule import BatchLimits, MemoryTrace, Schedule
 from llmopt.model.timed_instance import TimedInstance
 
 __all__ = ["simulate_cluster", "ClusterView", "DiscreteClock", "ContinuousClock", "policy_factory"]
@@ -128,6 +128,9 @@ def simulate_cluster(
     max_steps: int | None = None,
     max_iterations: int | None = None,
     monitor: dict[str, Any] | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    block_size: int = 1,
 ) -> ClusterSchedule:
     """Run ``K`` workers, each with its own KV cache of ``instance.M`` tokens and its own instance of
     ``policy``, with ``router`` assigning each request at its arrival.
@@ -158,6 +161,10 @@ def simulate_cluster(
     monitor : dict, optional
         Receives the list of :class:`~llmopt.engine.core.Worker` objects under ``"workers"`` (progress:
         ``sum(w.done for w in workers)``).
+    max_num_seqs, max_num_batched_tokens, block_size : int, optional
+        Batch limits and KV block size of *each* worker, with the single-worker semantics
+        (:class:`~llmopt.engine.core.Worker`, "Batch limits"): each worker caps its own batches and
+        counts its own ``M // block_size`` blocks; recorded on every worker's schedule.
 
     Returns
     -------
@@ -193,8 +200,9 @@ def simulate_cluster(
     cap = max_iterations if timed else max_steps
     if cap is None:
         cap = 10 * instance.total_output + 1000 + (0 if timed or not n else reqs[order[-1]].arrival)
+    limits = BatchLimits(max_num_seqs, max_num_batched_tokens, block_size)
     clocks, records = _make_clocks(reqs, M, policies, rt, cost_model, cap, visibility=visibility,
-                                   loop_limit=loop_limit)
+                                   loop_limit=loop_limit, limits=limits)
     if monitor is not None:
         monitor["workers"] = [c.w for c in clocks]
     show = effective_visibility(policies[0], visibility) is Visibility.FULL
@@ -244,7 +252,8 @@ def _cost_name(cost_model: Any) -> str:
 
 
 def _make_clocks(reqs: Sequence[Any], M: int, policies: list[Any], router: Any, cost_model: Any, cap: int, *,
-                 visibility: Visibility | None, loop_limit: int) -> tuple[list[_Clock], list[Any]]:
+                 visibility: Visibility | None, loop_limit: int,
+                 limits: BatchLimits | None = None) -> tuple[list[_Clock], list[Any]]:
     """One worker and its clock per policy (continuous time when there is a cost model), and in continuous
     time each worker's schedule recorder (``record(complete, worker) -> TimedSchedule``)."""
     K = len(policies)
@@ -256,16 +265,18 @@ def _make_clocks(reqs: Sequence[Any], M: int, policies: list[Any], router: Any, 
         tag = j if K > 1 else None  # a single worker's errors read as the single-worker engine's
         notify = _Notify(j, router) if hooks else None
         if cost_model is None:
-            wk = Worker(reqs, M, p, visibility=visibility, loop_limit=loop_limit, unit="step", index=index)
+            wk = Worker(reqs, M, p, visibility=visibility, loop_limit=loop_limit, unit="step", index=index,
+                        limits=limits)
             clocks.append(DiscreteClock(wk, tag, notify, cap))
             continue
         b_start: list[float] = []
         b_dur: list[float] = []
         stalls: dict[int, int] = {}
-        record = functools.partial(_timed_schedule, reqs, p.name, _cost_name(cost_model), b_start, b_dur, stalls)
+        record = functools.partial(_timed_schedule, reqs, p.name, _cost_name(cost_model), b_start, b_dur, stalls,
+                                   limits=limits or BatchLimits())
         records.append(record)
         wk = Worker(reqs, M, p, visibility=visibility, loop_limit=loop_limit, unit="iteration",
-                    partial=functools.partial(record, False), index=index)
+                    partial=functools.partial(record, False), index=index, limits=limits)
         clocks.append(ContinuousClock(wk, tag, notify, batch_time_function(cost_model), _cost_name(cost_model), cap,
                                       b_start, b_dur, stalls))
     return clocks, records
@@ -284,4 +295,6 @@ def _discrete_schedule(reqs: Sequence[Any], w: Worker, positions: Sequence[int])
         memory=MemoryTrace(origin, w.runs),
         evictions=tuple(w.evictions),
         recomputed_tokens=sum(e.tokens_lost for e in w.evictions),
+        limits=w.limits,
+        chunks=tuple((t, reqs[i].id, c) for t, i, c in w.chunk_log),
     )

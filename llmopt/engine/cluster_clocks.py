@@ -33,7 +33,7 @@ from llmopt.engine.core import SimulationError, Worker
 
 __all__ = ["DiscreteClock", "ContinuousClock"]
 
-_NO_PREFILL = (0, 0, 0)
+_NO_PREFILL = (0, 0, 0, 0, 0)
 _INF = float("inf")
 # phases of a clock at its current event
 _NEW = 0  # reached; completions not yet done
@@ -149,12 +149,15 @@ class DiscreteClock(_Clock):
                     break
                 # the move t -> te: the running set is the same on (t, te], its usage linear
                 k = len(w.running)
-                if k:
+                held = w.held  # partial prefills (chunked prefill)
+                if k or held:
                     base, M = w.base, w.M
-                    if base + te * k > M:
-                        tau = max(t + 1, (M - base) // k + 1)
+                    if base + te * k + held > M:
+                        tau = max(t + 1, (M - base - held) // k + 1) if k else t + 1
                         raise SimulationError(f"step {tau - 1}: policy {w.name!r} overflows memory at time {tau}: "
-                                              f"{base + tau * k} > M = {M}")
+                                              f"{base + tau * k + held} > M = {M}")
+                    if w.limits.block_size > 1:
+                        _check_blocks(w, t, te)
                 if te > self.max_steps:
                     if w.since_completion:
                         raise w.loop_error(t, f"step {t}", f"the clock passed its cap of {self.max_steps} "
@@ -253,7 +256,9 @@ class ContinuousClock(_Clock):
         order, arrivals = self.order, self.arrivals
         routed = len(order)  # nothing is delivered while the worker advances
         M, cap = w.M, self.max_iterations
+        block = w.limits.block_size
         k, now, nxt, wake, phase, event = self.k, self.now, self.nxt, self.wake, self.phase, self.event
+        held = w.held  # KV tokens of partial prefills (chunked prefill); changes only at decisions
         while True:  # not `while cond` (see llmopt.engine.core, "Speed")
             if phase == _NEW:
                 if now > T:  # in the middle of a batch at T
@@ -282,24 +287,28 @@ class ContinuousClock(_Clock):
                 wake = decide(k, now)
                 if notify is not None:
                     notify.decided(w, evicted, k)
-                new_n, new_tokens, new_sq = prefill() if w.started else _NO_PREFILL
+                new_n, new_tokens, new_sq, n_new, s_new = prefill() if w.started or w.chunked else _NO_PREFILL
+                held = w.held
                 if w.stall:
                     if not count:
                         raise SimulationError(f"iteration {k}: policy {w.name!r} stalls with nothing running")
                     now += w.stall * batch_time(0, 0, 0, count, base + k * count)
                     self.stalls[k] = w.stall
             else:
-                new_n = new_tokens = new_sq = 0
+                new_n = new_tokens = new_sq = n_new = s_new = 0
             # 4. the batch: the prefills, and one decode token for every request that ran before
             count = len(running)
-            if not count:  # requests wait, nothing runs: idle until the next request routed here
+            if not count and not new_n:  # requests wait, nothing runs: idle until the next request routed here
                 self.idle = True
                 break
             base = w.base
-            if base + (k + 1) * count > M:
+            if base + (k + 1) * count + held > M:
                 raise SimulationError(f"iteration {k}: policy {w.name!r} overflows memory: "
-                                      f"{base + (k + 1) * count} > M = {M} after the batch")
-            dur = batch_time(new_n, new_tokens, new_sq, count - new_n, base - new_tokens + k * count)
+                                      f"{base + (k + 1) * count + held} > M = {M} after the batch")
+            if block > 1 and w.blocks_at(k + 1) > M // block:
+                raise SimulationError(f"iteration {k}: policy {w.name!r} overflows memory: {w.blocks_at(k + 1)} "
+                                      f"blocks of {block} > M // block_size = {M // block} after the batch")
+            dur = batch_time(new_n, new_tokens, new_sq, count - n_new, base - s_new + k * count)
             if not dur > 0:
                 raise SimulationError(f"iteration {k}: cost model {self.cost_name!r} gives batch time {dur!r}")
             b_start.append(now)
@@ -329,6 +338,24 @@ class ContinuousClock(_Clock):
     def decision_clock(self, T: float) -> int:
         """The iteration of the worker's next decision."""
         return self.k
+
+
+def _check_blocks(w: Worker, t: int, te: int) -> None:
+    """The block count of a discrete worker's move ``t → te`` (blocks never fall on ``(t, te]``: bisect for
+    the first time over ``M // block_size``), as :func:`llmopt.engine.discrete.simulate` checks it."""
+    b = w.limits.block_size
+    cap = w.M // b
+    if w.blocks_at(te) <= cap:
+        return
+    lo, hi = t + 1, te
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if w.blocks_at(mid) > cap:
+            hi = mid
+        else:
+            lo = mid + 1
+    raise SimulationError(f"step {lo - 1}: policy {w.name!r} overflows memory at time {lo}: "
+                          f"{w.blocks_at(lo)} blocks of {b} > M // block_size = {cap}")
 
 
 def _tagged(exc: SimulationError, index: int | None) -> SimulationError:

@@ -13,9 +13,17 @@ batch, or, when the worker is idle, the next arrival — the engine, in this ord
    discrete engine;
 4. runs the batch: the started requests' prompts (prefill) and one token for every
    running request, for ``d = cost_model(batch)`` seconds, and checks the memory after it.
+   With chunked prefill (:attr:`~llmopt.engine.core.Decision.chunk`, e.g. ``sarathi``) the batch
+   holds prompt chunks instead: a partial chunk of a waiting request, and for a start after
+   chunks only the rest of its prompt (:meth:`~llmopt.engine.core.Worker.prefill` gives the
+   shape); the prefilled tokens count in the memory.
    A decision with a ``stall`` (clearing passes that cost time) first loses ``stall`` times
    the duration of a decode batch of the requests that ran when the decision began: the
    batch starts that much later, and :attr:`TimedSchedule.stalls` records it.
+   A *paused* iteration (:attr:`~llmopt.engine.core.Decision.prefill_only`, vLLM v0's
+   prefill-priority batches) holds only the new starts' prefills and is timed as such (the cost
+   model's batch time with no decode requests); the requests that ran before keep their tokens and
+   complete one iteration later. :attr:`TimedSchedule.paused` records the paused iterations.
 
 The policies are those of the discrete engine, unchanged: the policy's clock ``t`` counts
 iterations, and each iteration adds one token to every running request whatever its
@@ -53,7 +61,7 @@ from llmopt.model.timed_schedule import TimedSchedule
 
 __all__ = ["simulate_continuous", "batch_time_function"]
 
-_NO_PREFILL = (0, 0, 0)  # the prefill of a batch that starts nothing
+_NO_PREFILL = (0, 0, 0, 0, 0)  # the prefill of a batch that starts nothing
 _NO_LIMITS = BatchLimits()
 
 
@@ -89,6 +97,8 @@ def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_s
         evictions=tuple(w.evictions), completions=completions, latencies=latencies,
         batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
         memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls), limits=limits,
+        chunks=tuple((t, reqs[i].id, c) for t, i, c in w.chunk_log),
+        paused=tuple(w.paused), eviction_starts=tuple(w.eviction_starts) if w.paused else (),
     )
 
 
@@ -161,7 +171,7 @@ def simulate_continuous(
     limits = BatchLimits(max_num_seqs, max_num_batched_tokens, block_size)
     record = functools.partial(_timed_schedule, reqs, name, cost_name, b_start, b_dur, stalls, limits=limits)
     w = Worker(reqs, M, policy, visibility=visibility, loop_limit=loop_limit, unit="iteration",
-               partial=functools.partial(record, False), limits=limits)
+               partial=functools.partial(record, False), limits=limits, pausable=True)
     block = block_size > 1
     cap_blocks = M // block_size
     if monitor is not None:  # another thread may read monitor['worker'].done: no work in the loop
@@ -170,6 +180,8 @@ def simulate_continuous(
     complete, arrive_due, decide, prefill = w.complete, w.arrive_due, w.decide, w.prefill
     wake: int | None = None
     k = nxt = 0
+    pause = False
+    held = 0  # KV tokens of partial prefills (chunked prefill); changes only at decisions
 
     while True:  # not `while cond`: CPython 3.11 specialises a running loop only on an unconditional back jump
         # 1. completions: the batch of iteration k − 1 produced their last token
@@ -189,17 +201,23 @@ def simulate_continuous(
         if event or (wake is not None and wake <= k):
             count, base = len(running), w.base  # what ran when the decision began (a stall repeats its batch)
             wake = decide(k, now)
-            new_n, new_tokens, new_sq = prefill() if w.started else _NO_PREFILL
+            new_n, new_tokens, new_sq, n_new, s_new = prefill() if w.started or w.chunked else _NO_PREFILL
+            held = w.held
+            pause = w.pause  # a prefill-only batch: the running requests wait (memory unchanged, checked below)
             if w.stall:
+                if w.paused:
+                    raise SimulationError(f"iteration {k}: policy {name!r} stalls in a run with prefill-only "
+                                          "batches, which the engine does not combine")
                 if not count:
                     raise SimulationError(f"iteration {k}: policy {name!r} stalls with nothing running")
                 now += w.stall * batch_time(0, 0, 0, count, base + k * count)
                 stalls[k] = w.stall
         else:
-            new_n = new_tokens = new_sq = 0
+            new_n = new_tokens = new_sq = n_new = s_new = 0
+            pause = False
         # 4. the batch: the prefills, and one decode token for every request that ran before
         count = len(running)
-        if not count:
+        if not count and not new_n:
             if nxt < n:
                 now = max(now, arrivals[nxt])  # idle until the next arrival
                 continue
@@ -208,14 +226,17 @@ def simulate_continuous(
                 "and no request is left to arrive"
             )
         base = w.base
-        if base + (k + 1) * count > M:
+        if base + (k + 1) * count + held > M:
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: "
-                                  f"{base + (k + 1) * count} > M = {M} after the batch")
+                                  f"{base + (k + 1) * count + held} > M = {M} after the batch")
         if block and w.blocks_at(k + 1) > cap_blocks:
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: {w.blocks_at(k + 1)} blocks "
                                   f"of {block_size} > M // block_size = {cap_blocks} after the batch")
-        # decode context: base − new_tokens + k·count = Σ_decoding (s_j + k − p_j), as base counts the new runs too
-        dur = batch_time(new_n, new_tokens, new_sq, count - new_n, base - new_tokens + k * count)
+        # decode context: base − s_new + k·count = Σ_decoding (s_j + k − p_j), as base counts the new runs too
+        if pause:
+            dur = batch_time(new_n, new_tokens, new_sq, 0, 0)
+        else:
+            dur = batch_time(new_n, new_tokens, new_sq, count - n_new, base - s_new + k * count)
         if not dur > 0:
             raise SimulationError(f"iteration {k}: cost model {cost_name!r} gives batch time {dur!r}")
         b_start.append(now)

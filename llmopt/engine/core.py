@@ -284,12 +284,30 @@ class Decision:
         the cost model's time of a decode batch of the requests that ran when the decision
         began (the batch that did not fit). Only the continuous engine has such a clock; the
         discrete engine, whose clock is the token count (DESIGN §1), refuses a stall.
+    chunk : tuple of (str, int)
+        Chunked prefill: ``(id, c)`` puts the next ``c`` tokens of waiting
+        request ``id``'s prompt into this batch *without* completing it; the request keeps waiting,
+        holding the prompt tokens prefilled so far in the KV cache, and must not be evicted
+        (it does not run) unless it is preempted: evicting it (:attr:`evict`) drops its prefilled tokens.
+        The chunk that completes the prompt is a ``start``: its batch holds the
+        remaining ``s − prefilled`` tokens and produces the first output token. Default: none
+        (every start prefills its whole prompt, DESIGN §1).
+    prefill_only : bool
+        A *paused* iteration (vLLM v0's prefill-priority batches): when the decision starts at least
+        one request, the batch holds only the starts' prefills; every request that ran before keeps
+        its KV cache and tokens (no decode, memory unchanged) and completes one iteration later.
+        When nothing is started the flag is ignored (an ordinary decode batch). Only the
+        single-worker continuous engine times such a batch; the discrete engine, whose clock is the
+        token count (DESIGN §1), and the K-worker clocks refuse it, as do decisions that also chunk
+        or stall. Default False.
     """
 
     start: tuple[str, ...] = ()
     evict: tuple[str, ...] = ()
     wake_at: int | None = None
     stall: int = 0
+    chunk: tuple[tuple[str, int], ...] = ()
+    prefill_only: bool = False
 
 
 def eviction_loop_error(where: str, name: str, why: str, *, t: int, evictions: list[Eviction], done: int, n: int,
@@ -318,7 +336,8 @@ def is_event_policy(policy: Any) -> bool:
     return callable(getattr(policy, "on_arrival", None))
 
 
-def check_limits_fit(requests: Sequence[Any], M: int, limits: BatchLimits, name: str, refusable: bool) -> None:
+def check_limits_fit(requests: Sequence[Any], M: int, limits: BatchLimits, name: str, refusable: bool,
+                     chunked: bool = False) -> None:
     """Refuse a run the limits make impossible, before it starts.
 
     Raises
@@ -326,7 +345,8 @@ def check_limits_fit(requests: Sequence[Any], M: int, limits: BatchLimits, name:
     SimulationError
         If a request needs more blocks than the cache has (``ceil((s + o) / B) > M // B``), policy
         ``name`` has no ``on_refused`` hook (``refusable`` false) while a batch limit is set, or a
-        request's prompt alone exceeds ``max_num_batched_tokens`` (it could never start).
+        request's prompt alone exceeds ``max_num_batched_tokens`` (it could never start) and the
+        policy does not prefill in chunks (``chunked`` false).
     """
     b = limits.block_size
     if b > 1:
@@ -342,7 +362,7 @@ def check_limits_fit(requests: Sequence[Any], M: int, limits: BatchLimits, name:
                               "max_num_batched_tokens): it has no on_refused(t, requests) hook to take back "
                               "the starts a full batch refuses")
     cap = limits.max_num_batched_tokens
-    if cap is not None:
+    if cap is not None and not chunked:
         for r in requests:
             if r.prompt > cap:
                 raise SimulationError(f"request {r.id!r}: prompt of {r.prompt} tokens > max_num_batched_tokens = "
@@ -439,6 +459,9 @@ class Worker:
         workers share one); built here otherwise.
     limits : BatchLimits, optional
         Batch limits and KV block size (default: none, token-exact). See "Batch limits" below.
+    pausable : bool
+        Whether the clock times paused iterations (:attr:`Decision.prefill_only`); only the single-worker
+        continuous engine does. Otherwise a decision that asks for one is a :class:`SimulationError`.
 
     Batch limits
     ------------
@@ -488,17 +511,44 @@ class Worker:
         The ids the last :meth:`decide` started (see :meth:`prefill`).
     stall : int
         The last decision's :attr:`Decision.stall`.
+    prefilled : dict of int to int
+        Position → prompt tokens in the KV cache of a waiting request whose prompt is being
+        prefilled in chunks (:attr:`Decision.chunk`); empty unless the policy chunks.
+    held : int
+        ``Σ prefilled``: KV tokens held by partial prefills (added to the usage of the running set).
+    chunked : tuple of (int, int, int)
+        The last decision's partial chunks: ``(position, tokens, prefilled before)``.
+    chunk_log : list of (int, int, int)
+        ``(clock, position, tokens)`` of every partial chunk so far (the final chunk of a prompt is its start);
+        ``tokens = 0``: the partial prefill was evicted at that clock.
+    pause : bool
+        Whether the last :meth:`decide` paused the running requests (:attr:`Decision.prefill_only`).
+    paused : list of int
+        Every paused clock so far, ascending (only on a worker built with ``pausable=True``).
+    eviction_starts : list of int
+        The real start of each evicted run, parallel to :attr:`evictions` (a paused run's effective
+        start in :attr:`running` moves one clock later at each pause).
+
+    Chunked prefill
+    ---------------
+    A partial chunk adds ``c`` prompt tokens to the cache of a request that keeps waiting; its start
+    later prefills the rest, ``s − prefilled``, and from then on the run is the usual one (``s + τ − p``
+    tokens at clock ``τ``). Evicting a partial prefill drops its tokens (a chunk of 0 tokens in
+    :attr:`chunk_log`; the loop guard counts it as an eviction). Their holdings enter the memory trace
+    as one-step runs (one per clock they are held), and the clocks add :attr:`held` to the usage. A
+    run with no chunks touches none of this but one emptiness test per decision.
     """
 
     __slots__ = ("heap", "running", "waiting", "base", "requests", "views", "index", "done", "since_completion",
                  "loop_limit", "started", "stall", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
                  "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial", "limits",
-                 "_capped", "_max_seqs", "_max_tokens", "_on_refused")  # hot ones first
+                 "_capped", "_max_seqs", "_max_tokens", "_on_refused", "prefilled", "held", "chunked", "chunk_log",
+                 "_since", "_finals", "pause", "paused", "pausable", "_seg", "eviction_starts")  # hot ones first
 
     def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
                  loop_limit: int = DEFAULT_LOOP_LIMIT, unit: str = "step",
                  partial: Callable[[Worker], Any] | None = None, index: Mapping[str, int] | None = None,
-                 limits: BatchLimits | None = None) -> None:
+                 limits: BatchLimits | None = None, pausable: bool = False) -> None:
         engine = policy if is_event_policy(policy) else StepPolicyAdapter(policy)
         limits = BatchLimits() if limits is None else limits
         self.limits = limits
@@ -507,7 +557,8 @@ class Worker:
         self._max_tokens = limits.max_num_batched_tokens
         self._on_refused = getattr(engine, "on_refused", None)
         if not limits.is_default:
-            check_limits_fit(requests, M, limits, policy.name, self._on_refused is not None)
+            check_limits_fit(requests, M, limits, policy.name, self._on_refused is not None,
+                             bool(getattr(engine, "chunked_prefill", False)))
         if hasattr(engine, "set_limits"):
             engine.set_limits(limits)
         if hasattr(engine, "reset"):
@@ -536,6 +587,17 @@ class Worker:
         self.since_completion = 0
         self.started: tuple[str, ...] = ()
         self.stall = 0
+        self.prefilled: dict[int, int] = {}
+        self.held = 0
+        self.chunked: tuple[tuple[int, int, int], ...] = ()
+        self.chunk_log: list[tuple[int, int, int]] = []
+        self._since: dict[int, int] = {}
+        self._finals: list[tuple[int, int]] = []
+        self.pause = False
+        self.paused: list[int] = []
+        self.pausable = pausable
+        self._seg: dict[int, tuple[int, int]] = {}
+        self.eviction_starts: list[int] = []
         self._show = effective_visibility(policy, visibility) is Visibility.FULL
         self._on_arrival = engine.on_arrival
         self._on_complete = getattr(engine, "on_complete", None)
@@ -602,10 +664,14 @@ class Worker:
                 continue  # a run that was evicted
             del self.running[i]
             self.base -= r.prompt - p
-            self.starts[i] = p
             self.ends[i] = t
             self.completed.append(i)
-            self.runs.append((p, t, r.prompt))
+            if self._seg and i in self._seg:  # a paused run: its last segment, and its real start
+                frm, self.starts[i] = self._seg.pop(i)
+                self.runs.append((frm, t, r.prompt + frm - p))
+            else:
+                self.starts[i] = p
+                self.runs.append((p, t, r.prompt))
             count += 1
             view = self.views[i]
             assert view is not None
@@ -641,12 +707,21 @@ class Worker:
             for rid in evict:
                 i = index.get(rid, -1)
                 if i not in running:
+                    if i in self.prefilled:  # a partial prefill: its chunks are dropped
+                        self._abort_prefill(t, i)
+                        continue
                     raise SimulationError(f"{self.unit} {t}: policy {self.name!r} evicts {rid!r}, which is not running")
                 p = running.pop(i)
                 s = self.requests[i].prompt
                 base -= s - p
-                self.evictions.append(Eviction(t, rid, t - p))
-                self.runs.append((p, t, s))
+                self.evictions.append(Eviction(t, rid, t - p))  # t − p: tokens produced (p shifts at each pause)
+                if self._seg and i in self._seg:
+                    frm, orig = self._seg.pop(i)
+                    self.runs.append((frm, t, s + frm - p))
+                    self.eviction_starts.append(orig)
+                else:
+                    self.runs.append((p, t, s))
+                    self.eviction_starts.append(p)
                 self.waiting.add(i)
             self.base = base
             self.since_completion += len(evict)
@@ -655,6 +730,10 @@ class Worker:
             where = f"{self.unit} {t}" if seconds is None else f"{self.unit} {t} (t = {seconds:.3f} s)"
             raise self.loop_error(t, where, f"{since} evictions with no completion (limit {limit})",
                                   partial=self.partial(self) if self.partial else None)
+        if self._finals:
+            self._finals = []
+        if d.chunk or self.chunked:
+            self._chunk(t, d.chunk)
         start = d.start
         refused = False
         if start and self._capped:
@@ -665,16 +744,22 @@ class Worker:
         if start:
             reqs, index, waiting, running, heap = self.requests, self.index, self.waiting, self.running, self.heap
             base = self.base
+            prefilled = self.prefilled
             for rid in start:
                 i = index.get(rid, -1)
                 if i not in waiting:
                     raise SimulationError(f"{self.unit} {t}: policy {self.name!r} starts {rid!r}, which is not waiting")
+                if prefilled and i in prefilled:
+                    self._finish_prefill(t, i)
                 waiting.remove(i)
                 running[i] = t
                 r = reqs[i]
                 base += r.prompt - t
                 heapq.heappush(heap, (t + r.output, i))
             self.base = base
+        self.pause = False
+        if d.prefill_only:
+            self._pause(t, d, start)
         stall = self.stall = d.stall
         if stall:
             if self.unit != "iteration" or not isinstance(stall, int) or stall < 0:
@@ -688,16 +773,58 @@ class Worker:
             wake = t + 1  # the refused starts may fit once this batch's prompts have become decodes
         return wake
 
+    def _pause(self, t: int, d: Decision, start: tuple[str, ...]) -> None:
+        """Apply :attr:`Decision.prefill_only`: the batch of ``t`` holds only ``start``'s prefills.
+
+        Every request that ran before keeps its tokens: its effective start ``p`` (the one the
+        aggregates, the completion heap and the memory formula ``s + τ − p`` use) moves one iteration
+        later, the memory trace gets the segment of its run up to ``t``, and its real start is kept
+        for the schedule. ``O(#running)`` per paused iteration.
+        """
+        if not self.pausable:
+            raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks for a prefill-only batch; only the "
+                                  "single-worker continuous engine has paused iterations (a prefill-only batch "
+                                  "on the token clock, or on a K-worker clock, is not modelled)")
+        if d.chunk or self.chunked or d.stall or self._since:
+            raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks for a prefill-only batch together with "
+                                  "chunked prefill or a stall, which the engine does not combine")
+        if not start:
+            return  # nothing admitted: an ordinary decode batch
+        running, reqs, seg, heap = self.running, self.requests, self._seg, self.heap
+        runs = self.runs
+        moved = 0
+        for i, p in running.items():
+            if p == t:
+                continue  # started in this batch
+            frm, orig = seg.get(i, (p, p))
+            runs.append((frm, t, reqs[i].prompt + frm - p))
+            seg[i] = (t, orig)
+            running[i] = p + 1
+            heapq.heappush(heap, (p + 1 + reqs[i].output, i))
+            moved += 1
+        if moved:
+            self.base -= moved
+            self.pause = True
+            self.paused.append(t)
+
     def _cap(self, t: int, start: tuple[str, ...]) -> tuple[str, ...]:
         """The prefix of ``start`` the batch limits admit at ``t``; the rest go back to the policy."""
         seqs = tokens = len(self.running)  # every running request decodes one token in this batch
         max_seqs, max_tokens = self._max_seqs, self._max_tokens
-        reqs, index, waiting = self.requests, self.index, self.waiting
+        reqs, index, waiting, prefilled = self.requests, self.index, self.waiting, self.prefilled
+        if self.chunked:  # the partial chunks were placed first; the policy answers for them
+            seqs += len(self.chunked)
+            tokens += sum(c for _i, c, _b in self.chunked)
+            if seqs > max_seqs or (max_tokens is not None and tokens > max_tokens):
+                raise SimulationError(f"{self.unit} {t}: policy {self.name!r} puts {len(self.chunked)} prefill "
+                                      f"chunk(s) into a batch of {seqs} requests and {tokens} tokens, over the "
+                                      f"batch limits (max_num_seqs = {self.limits.max_num_seqs}, "
+                                      f"max_num_batched_tokens = {max_tokens})")
         for j, rid in enumerate(start):
             i = index.get(rid, -1)
             if i not in waiting:
                 return start  # the caller reports it
-            s = reqs[i].prompt
+            s = reqs[i].prompt - prefilled.get(i, 0)
             if seqs + 1 > max_seqs or (max_tokens is not None and tokens + s > max_tokens):
                 views = []
                 for other in start[j:]:
@@ -716,16 +843,22 @@ class Worker:
         return start
 
     def blocks_at(self, tau: int) -> int:
-        """KV blocks the running set holds at clock ``tau`` (``Σ ceil((s_j + τ − p_j) / block_size)``)."""
+        """KV blocks the running set holds at clock ``tau`` (``Σ ceil((s_j + τ − p_j) / block_size)``), plus
+        ``ceil(h / block_size)`` for each partial prefill holding ``h`` prompt tokens."""
         b = self.limits.block_size
         reqs = self.requests
-        return sum(-(-(reqs[i].prompt + tau - p) // b) for i, p in self.running.items())
+        held = sum(-(-h // b) for h in self.prefilled.values()) if self.prefilled else 0
+        return held + sum(-(-(reqs[i].prompt + tau - p) // b) for i, p in self.running.items())
 
-    def prefill(self) -> tuple[int, int, int]:
-        """What the last :meth:`decide` started: ``(requests, prompt tokens, Σ prompt²)``.
+    def prefill(self) -> tuple[int, int, int, int, int]:
+        """The prefill part of the last :meth:`decide`'s batch, as a cost model times it.
 
-        The prefill part of the batch a cost model times; the decode part is every other
-        running request (see :func:`llmopt.engine.continuous.simulate_continuous`).
+        Returns ``(requests, tokens, quadratic term, starts, Σ prompt of the starts)``: the requests
+        with prompt tokens in the batch (starts and partial chunks), those tokens, and the attention
+        term ``Σ ((p + c)² − p²)`` over their chunks of ``c`` tokens after ``p`` already in the cache
+        (``Σ s²`` without chunking: see :class:`~llmopt.model.batch.BatchShape`); then how many requests
+        started and their whole prompts, which the decode part (every other running request) needs
+        (see :func:`llmopt.engine.continuous.simulate_continuous`).
         """
         reqs, index = self.requests, self.index
         new_n = new_tokens = new_sq = 0
@@ -734,7 +867,74 @@ class Worker:
             new_n += 1
             new_tokens += s
             new_sq += s * s
-        return new_n, new_tokens, new_sq
+        if not self.chunked and not self._finals:
+            return new_n, new_tokens, new_sq, new_n, new_tokens
+        fresh = new_tokens
+        for _c, before in self._finals:  # a start after partial chunks prefills only the rest of its prompt
+            new_tokens -= before
+            new_sq -= before * before
+        for _i, c, before in self.chunked:
+            new_n += 1
+            new_tokens += c
+            new_sq += c * c + 2 * c * before
+        return new_n, new_tokens, new_sq, len(self.started), fresh
+
+    def _chunk(self, t: int, chunk: tuple[tuple[str, int], ...]) -> None:
+        """Apply a decision's partial chunks (:attr:`Decision.chunk`); sets :attr:`chunked`."""
+        out: list[tuple[int, int, int]] = []
+        seen: set[int] = set()
+        reqs, index, waiting, prefilled, since = self.requests, self.index, self.waiting, self.prefilled, self._since
+        for item in chunk:
+            try:
+                rid, c = item
+            except (TypeError, ValueError):
+                raise SimulationError(f"{self.unit} {t}: policy {self.name!r} gives chunk {item!r}, not an "
+                                      "(id, tokens) pair") from None
+            i = index.get(rid, -1)
+            if i not in waiting or i in seen:
+                raise SimulationError(f"{self.unit} {t}: policy {self.name!r} prefills a chunk of {rid!r}, which is "
+                                      + ("not waiting" if i not in waiting else "chunked twice in one batch"))
+            before = prefilled.get(i, 0)
+            s = reqs[i].prompt
+            if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c < s - before:
+                raise SimulationError(f"{self.unit} {t}: policy {self.name!r} prefills a chunk of {c!r} tokens of "
+                                      f"{rid!r} ({before} of its {s} prompt tokens prefilled): a partial chunk "
+                                      f"has 1 … {s - before - 1} tokens; the chunk that completes a prompt is a start")
+            seen.add(i)
+            if before:
+                self._hold(i, before, t)
+            prefilled[i] = before + c
+            since[i] = t
+            self.held += c
+            self.chunk_log.append((t, i, c))
+            out.append((i, c, before))
+        self.chunked = tuple(out)
+
+    def _hold(self, i: int, h: int, t: int) -> None:
+        """Record that request ``i`` held ``h`` prefilled tokens at every clock of ``(since, t]`` (memory trace)."""
+        runs = self.runs
+        for tau in range(self._since[i] + 1, t + 1):
+            runs.append((tau - 1, tau, h - 1))  # a one-step run holds prompt + 1 tokens
+
+    def _abort_prefill(self, t: int, i: int) -> None:
+        """Request ``i``'s partial prefill is preempted at ``t``: its prefilled tokens are dropped (logged as a
+        chunk of 0 tokens); it keeps waiting."""
+        h = self.prefilled.pop(i)
+        self._hold(i, h, t)
+        del self._since[i]
+        self.held -= h
+        self.chunk_log.append((t, i, 0))
+
+    def _finish_prefill(self, t: int, i: int) -> None:
+        """Request ``i``, partly prefilled, starts at ``t``: its holding becomes the run's."""
+        if self._since[i] == t:
+            raise SimulationError(f"{self.unit} {t}: policy {self.name!r} starts {self.requests[i].id!r} and "
+                                  "prefills a partial chunk of it in the same batch")
+        h = self.prefilled.pop(i)
+        self._hold(i, h, t)
+        del self._since[i]
+        self.held -= h
+        self._finals.append((self.requests[i].prompt - h, h))
 
     def next_completion(self) -> int | None:
         """The clock at which the next run completes (``None`` if nothing runs); drops stale heap entries."""

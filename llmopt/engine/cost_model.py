@@ -54,6 +54,17 @@ tensor-parallel all-reduces (after ``attn_post_proj`` and after ``mlp_down_proj`
   Vidur's 10 % "batching overhead" on GQA attention, the KV-cache write and the embedding
   (≤ 0.4 ms at 4k tokens) are left out.
 
+* **Chunked prefill** (``sarathi``): a chunk of ``c`` prompt tokens after ``p`` already in the
+  cache counts ``c`` tokens in ``N``, one request in ``P``, and ``(p + c)² − p² = c² + 2cp`` in
+  ``Q`` (:func:`llmopt.model.batch.chunk_attention_term`): its ``c`` queries attend to the ``p``
+  cached keys and causally to each other, at the compute-bound prefill rate above. Assumed, not
+  calibrated: reading the ``p`` cached tokens' KV (``p · 327,680 B``, memory-bound like a decode)
+  is not charged — at the ``η`` above it is at most ``13.7 / c`` of the chunk's attention time
+  (``per_context_token · p`` against ``per_prefill_sq · 2cp``: 2.7 % for ``c = 512``; a 512-token
+  chunk after 1,000 cached tokens would gain 0.11 ms on 206 ms) — and the terms of a prompt's
+  chunks add up to its ``s²``, so chunking a prompt changes its linear-operator time (more,
+  smaller batches) but not its attention time.
+
 The coefficients are committed in ``llmopt/engine/data/llama2_70b_a100_tp2.json`` with their
 provenance, fit errors and the splitwise cross-check; the command that refits them is::
 

@@ -189,13 +189,13 @@ def simulate(
                 "and it asked for no wake-up"
             )
         k = len(running)
-        if k:
+        held = w.held  # prompt tokens of partial prefills (chunked prefill): constant until the next decision
+        if k or held:
             base = w.base
-            if base + t_next * k > M:  # usage is linear on (t, t_next]: first overflow time
-                tau = max(t + 1, (M - base) // k + 1)
-                raise SimulationError(
-                    f"step {tau - 1}: policy {name!r} overflows memory at time {tau}: {base + tau * k} > M = {M}"
-                )
+            if base + t_next * k + held > M:  # usage is linear on (t, t_next]: first overflow time
+                tau = max(t + 1, (M - base - held) // k + 1) if k else t + 1
+                raise SimulationError(f"step {tau - 1}: policy {name!r} overflows memory at time {tau}: "
+                                      f"{base + tau * k + held} > M = {M}")
             if block and w.blocks_at(t_next) > cap_blocks:  # blocks never fall on (t, t_next]: bisect
                 lo, hi = t + 1, t_next
                 while lo < hi:
@@ -223,4 +223,5 @@ def simulate(
         evictions=tuple(w.evictions),
         recomputed_tokens=sum(e.tokens_lost for e in w.evictions),
         limits=limits,
+        chunks=tuple((t, reqs[i].id, c) for t, i, c in w.chunk_log),
     )

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BatchShape"]
+__all__ = ["BatchShape", "chunk_attention_term"]
+
+
+def chunk_attention_term(tokens: int, cached: int = 0) -> int:
+    """The ``prefill_tokens_sq`` term of a prefill chunk of ``tokens`` prompt tokens after ``cached``
+    already in the KV cache: ``(cached + tokens)² − cached²`` (``tokens²`` for a whole prompt)."""
+    return tokens * tokens + 2 * tokens * cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,11 +26,17 @@ class BatchShape:
     ----------
     prefill_requests : int
         Requests whose prompt is in this batch (they start now; each also produces its first
-        output token in this batch).
+        output token in this batch), or a chunk of it (chunked prefill).
     prefill_tokens : int
-        ``Σ s_i`` over those requests.
+        ``Σ s_i`` over those requests; with chunked prefill, ``Σ c_i``, the prompt tokens of the
+        chunks in this batch.
     prefill_tokens_sq : int
-        ``Σ s_i²`` over those requests (prefill attention is quadratic per request).
+        ``Σ s_i²`` over those requests (prefill attention is quadratic per request). With chunked
+        prefill, ``Σ ((p_i + c_i)² − p_i²) = Σ (c_i² + 2·c_i·p_i)`` for a chunk of ``c_i`` tokens
+        after ``p_i`` already in the KV cache: the chunk's queries attend to the ``p_i`` cached
+        tokens and, causally, to each other (:func:`chunk_attention_term`). Without chunks this
+        is ``Σ s_i²``, and the terms of a prompt's chunks add up to ``s_i²``, so chunking moves
+        attention work between batches without adding any.
     decode_requests : int
         Running requests that started in an earlier batch, each producing one token.
     decode_context : int

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmopt.model.metrics import percentiles
-from llmopt.model.schedule import Eviction, MemoryTrace, Schedule
+from llmopt.model.schedule import BatchLimits, Eviction, MemoryTrace, Schedule
 
 if TYPE_CHECKING:  # a discrete run must not import NumPy (the timed schedule holds arrays)
     from llmopt.model.instance import Instance
@@ -217,6 +217,11 @@ class ClusterSchedule:
             runs = [(e.t - e.tokens_lost, e.t, prompt.get(e.id, 0)) for e in evictions]
             runs += [(starts[r.id], starts[r.id] + r.output, r.prompt) for r in rs]
             lost = sum(e.tokens_lost for e in evictions)
+            lim = wd.get("limits")
+            limits = BatchLimits()
+            if isinstance(lim, Mapping):
+                limits = BatchLimits(lim.get("max_num_seqs"), lim.get("max_num_batched_tokens"),
+                                     int(lim.get("block_size") or 1))
             if clock == "seconds":
                 import numpy as np
 
@@ -230,7 +235,8 @@ class ClusterSchedule:
                     latencies=lat, batch_start=np.asarray(need(wd, "batch_start", where), dtype=np.float64),
                     batch_duration=np.asarray(need(wd, "batch_duration", where), dtype=np.float64),
                     memory=MemoryTrace(0, runs), complete=bool(wd.get("complete", True)),
-                    stalls={int(k): int(v) for k, v in wd.get("stalls", {}).items()}))
+                    stalls={int(k): int(v) for k, v in wd.get("stalls", {}).items()}, limits=limits,
+                    chunks=tuple((int(c[0]), str(c[1]), int(c[2])) for c in wd.get("chunks", ()))))
                 latencies.update(lat)
             else:
                 comps_i = {r.id: starts[r.id] + r.output for r in rs}
@@ -238,7 +244,9 @@ class ClusterSchedule:
                 built.append(Schedule(policy=str(wd.get("policy", data.get("policy", ""))),
                                       starts={r.id: starts[r.id] for r in rs}, completions=comps_i,
                                       tel=sum(comps_i[r.id] - r.arrival for r in rs),
-                                      memory=MemoryTrace(origin, runs), evictions=evictions, recomputed_tokens=lost))
+                                      memory=MemoryTrace(origin, runs), evictions=evictions, recomputed_tokens=lost,
+                                      limits=limits,
+                                      chunks=tuple((int(c[0]), str(c[1]), int(c[2])) for c in wd.get("chunks", ()))))
                 latencies.update({r.id: comps_i[r.id] - r.arrival for r in rs})
         return cls(policy=str(data.get("policy", "")), router=str(data.get("router", "")), K=int(K), M=int(M),
                    workers=tuple(built), assignment={r.id: int(assignment[r.id]) for r in reqs},

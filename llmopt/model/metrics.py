@@ -165,6 +165,10 @@ def batch_sizes(schedules: Sequence[Any], outputs: dict[str, int]) -> BatchSizes
             if end > first:
                 delta[first] += 1
                 delta[end] -= 1
+        for t, _rid, c in getattr(sched, "chunks", ()):  # a partial prefill chunk is a request of its batch
+            if c:
+                delta[t] += 1
+                delta[t + 1] -= 1
         size, prev = 0, None
         for b in sorted(delta):
             if prev is not None and size > 0:

@@ -284,6 +284,11 @@ class Schedule:
         Tokens produced and then thrown away by evictions.
     limits : BatchLimits
         The batch limits and block size the run was simulated under (default: none, token-exact).
+    chunks : tuple of (int, str, int)
+        Chunked prefill (e.g. ``sarathi``): ``(step, id, tokens)`` of every *partial* prefill chunk — the
+        chunk that completes a prompt is its start's — and ``(step, id, 0)`` for a partial prefill
+        preempted at that step (see :func:`llmopt.verify.checker.prefill_chunks`). Empty by default: every
+        prompt is prefilled whole in the batch of its start (DESIGN §1).
     """
 
     policy: str
@@ -294,6 +299,7 @@ class Schedule:
     evictions: tuple[Eviction, ...] = ()
     recomputed_tokens: int = 0
     limits: BatchLimits = BatchLimits()
+    chunks: tuple[tuple[int, str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.memory, MemoryTrace):
@@ -330,7 +336,8 @@ class Schedule:
             "starts": dict(self.starts),
             "evictions": [{"t": e.t, "id": e.id, "tokens_lost": e.tokens_lost} for e in self.evictions],
             "recomputed_tokens": self.recomputed_tokens,
-        } | ({} if self.limits.is_default else {"limits": self.limits.to_dict()})
+        } | ({} if self.limits.is_default else {"limits": self.limits.to_dict()}) | (
+            {"chunks": [list(c) for c in self.chunks]} if self.chunks else {})
 
 
 def schedule_from_starts(instance: Instance, starts: Mapping[str, int], policy: str) -> Schedule:

@@ -96,7 +96,9 @@ def discrete_schedule(data: Any, where: str = "schedule") -> tuple[dict[str, int
 
 def timed_schedule(data: Any, where: str = "schedule") -> dict[str, Any]:
     """The fields of a continuous-time schedule mapping: ``starts``, ``batch_start``,
-    ``batch_duration``, ``stalls``, ``evictions`` and ``cost_model`` (``None`` when absent).
+    ``batch_duration``, ``stalls``, ``evictions``, ``chunks`` (partial prefill chunks, ``[]`` when absent),
+    ``paused`` and ``eviction_starts`` (paused iterations and the evicted runs' starts, ``[]`` when absent)
+    and ``cost_model`` (``None`` when absent).
 
     Raises
     ------
@@ -122,7 +124,20 @@ def timed_schedule(data: Any, where: str = "schedule") -> dict[str, Any]:
     stalls = data.get("stalls", {})
     if not isinstance(stalls, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in stalls.values()):
         raise ScheduleFileError(f"{where}: field 'stalls' must map iterations to integer counts of lost iterations")
+    chunks = data.get("chunks", [])
+    if not isinstance(chunks, list) or not all(
+            isinstance(c, list) and len(c) == 3 and isinstance(c[1], str)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in (c[0], c[2])) for c in chunks):
+        raise ScheduleFileError(f"{where}: field 'chunks' must be a list of [iteration, request id, tokens] "
+                                "(partial prefill chunks)")
+    ints = {}
+    for key, what in (("paused", "paused (prefill-only) iterations"), ("eviction_starts", "evicted runs' starts")):
+        v = data.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise ScheduleFileError(f"{where}: field {key!r} must be a list of integer iterations ({what})")
+        ints[key] = v
     name = data.get("cost_model")
-    return {"starts": data["starts"], "batch_start": data["batch_start"], "batch_duration": data["batch_duration"],
-            "stalls": stalls, "evictions": data.get("evictions") or [],
+    return {"paused": ints["paused"], "eviction_starts": ints["eviction_starts"],
+            "starts": data["starts"], "batch_start": data["batch_start"], "batch_duration": data["batch_duration"],
+            "stalls": stalls, "evictions": data.get("evictions") or [], "chunks": chunks,
             "cost_model": name if isinstance(name, str) else None}

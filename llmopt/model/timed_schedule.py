@@ -48,6 +48,21 @@ class TimedSchedule:
         decision began. Empty for every policy that never stalls.
     limits : BatchLimits
         The batch limits and block size of the run, in iteration units (default: none, token-exact).
+    chunks : tuple of (int, str, int)
+        Chunked prefill: ``(iteration, id, tokens)`` of every *partial* prefill chunk, in the order
+        run. The chunk that completes a prompt is not listed: it is in the batch of the run's start
+        and holds the rest of the prompt. ``tokens = 0`` marks a partial prefill preempted at that
+        iteration: its chunks are dropped (prompt tokens are recomputed; :attr:`recomputed_tokens`
+        counts output tokens only). Empty when every prompt was prefilled whole (the default).
+    paused : tuple of int
+        Paused iterations (``Decision.prefill_only``, vLLM v0's prefill-priority batches), ascending: their
+        batch holds only the prefills of the requests started there; every request running before keeps
+        its tokens, so a run started at ``k`` completes at iteration ``k + o + (paused iterations in
+        (k, completion))`` and, evicted at ``t``, has produced ``t − k − (paused in (k, t))`` tokens.
+        Empty for every policy that never pauses (the default).
+    eviction_starts : tuple of int
+        With paused iterations only: the start iteration of each evicted run, parallel to
+        :attr:`evictions` (``tokens_lost`` alone does not determine it when pauses lie in the run).
     """
 
     policy: str
@@ -63,6 +78,9 @@ class TimedSchedule:
     complete: bool = True
     stalls: Mapping[int, int] = field(default_factory=dict)
     limits: BatchLimits = BatchLimits()
+    chunks: tuple[tuple[int, str, int], ...] = ()
+    paused: tuple[int, ...] = ()
+    eviction_starts: tuple[int, ...] = ()
 
     @property
     def n_completed(self) -> int:
@@ -131,4 +149,6 @@ class TimedSchedule:
             "batch_start": self.batch_start.tolist(),
             "batch_duration": self.batch_duration.tolist(),
         } | ({"stalls": {str(k): v for k, v in self.stalls.items()}} if self.stalls else {}) | (
-            {} if self.limits.is_default else {"limits": self.limits.to_dict()})
+            {} if self.limits.is_default else {"limits": self.limits.to_dict()}) | (
+            {"chunks": [list(c) for c in self.chunks]} if self.chunks else {}) | (
+            {"paused": list(self.paused), "eviction_starts": list(self.eviction_starts)} if self.paused else {})

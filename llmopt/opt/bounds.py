@@ -568,6 +568,12 @@ BOUNDS.register("zone-tree", "llmopt.opt.zone_tree:zone_tree_bound",
                 "branch-and-bound on the zone-lp over start windows (n <= 60), certified by its tree")
 BOUNDS.register("lagrangian", "llmopt.opt.lagrangian_bound:lagrangian_bound",
                 "the LP's Lagrangian by subgradient ascent over bucketed multipliers (trace scale), certified by its λ")
+BOUNDS.register("sawtooth-lp", "llmopt.opt.cut_bounds:sawtooth_lp_bound",
+                "zone-lp plus separated idle-gap (sawtooth) rows, certified by its duals")
+BOUNDS.register("config-lp", "llmopt.opt.cut_bounds:config_lp_bound",
+                "zone-lp plus a Dantzig-Wolfe master of per-time KV-cache configurations, certified by its duals")
+BOUNDS.register("config-sawtooth-lp", "llmopt.opt.cut_bounds:config_sawtooth_lp_bound",
+                "zone-lp plus the configuration master and sawtooth rows, certified by its duals")
 BOUNDS.register("lag-lp", "llmopt.opt.clique_bounds:lag_lp_bound",
                 "LP with completion-lag clique rows (zones, conflicting pairs, threshold cliques) by column "
                 "generation and a cut loop, certified by its multipliers")

@@ -275,7 +275,7 @@ def solve_hindsight(
         bounds only (``llmopt solve --relax``).
     trust_exact : bool
         ``False`` for a formulation that declares itself exact but has not passed (or failed) its
-        conformance check (:func:`llmopt.bench.conformance.check_formulation`): its solver's bound
+        conformance check (:func:`llmopt.bench.plugins.conformance.check_formulation`): its solver's bound
         is then never used to prove OPT, only the certified bounds are.
 
     Raises

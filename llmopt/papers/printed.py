@@ -31,6 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from llmopt.papers.chen import verdicts as chen_verdicts
+from llmopt.papers.jaillet import verdicts as jaillet_verdicts
+from llmopt.papers.verdicts import render as render_verdicts
+from llmopt.papers.wang import verdicts as wang_verdicts
+from llmopt.papers.wang.verdicts import scaled_dp_all_rounds as _claims_all_rounds
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -106,6 +113,124 @@ def jaillet_synthetic_table() -> str:
     return "\n".join(line.replace("|  |", "| |") for line in lines)
 
 
+def jaillet_am1_lower() -> str:
+    """README, J §5.1: MC-SF ÷ best schedule found, AM1 mean (a lower bound on its mean ratio to OPT).
+
+    Returns
+    -------
+    str
+        ``1.038`` from ``results/jaillet/synthetic/summary.csv``.
+    """
+    return f"{_num(_row('jaillet/synthetic/summary.csv', workload='jaillet-am1')['ratio_vs_incumbent_mean']):.3f}"
+
+
+def _certified_trials() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in
+            (RESULTS / "jaillet/certified/trials.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def jaillet_certified_lns() -> str:
+    """README, J §5.1 certified stages: in how many trials ``lns`` found the best schedule, and its mean gain over
+    the local search's schedule (``results/jaillet/certified/trials.jsonl``).
+
+    Returns
+    -------
+    str
+        ``394 of 400 trials, 0.5 % below the local search's on average``.
+    """
+    trials = _certified_trials()
+    lns = sum(t["incumbent_source"] == "lns" for t in trials)
+    gain = math.fsum(1 - t["incumbent"] / t["heuristic_local-search"] for t in trials) / len(trials)
+    return f"{lns} of {len(trials)} trials, {100 * gain:.1f} % below the local search's on average"
+
+
+def jaillet_certified_gap() -> str:
+    """README, J §5.1 certified stages: MC-SF's proven excess over the best schedule, and the mean certified gap
+    beside the plain suite's (``results/jaillet/certified/summary.csv``, ``results/jaillet/synthetic/summary.csv``).
+
+    Returns
+    -------
+    str
+        ``**≥ 4.4 % (AM1) and ≥ 3.7 % (AM2)** on average. The certified lower bound does not move: the mean
+        certified gap is **31.7 % (AM1) and 33.5 % (AM2)** (32.1 / 33.7 % before)``.
+    """
+    cert = {w: _row("jaillet/certified/summary.csv", workload=f"jaillet-am{w}") for w in (1, 2)}
+    plain = {w: _row("jaillet/synthetic/summary.csv", workload=f"jaillet-am{w}") for w in (1, 2)}
+    excess = " and ".join(f"≥ {100 * (_num(cert[w]['ratio_vs_incumbent_mean']) - 1):.1f} % (AM{w})" for w in (1, 2))
+    gap = " and ".join(f"{100 * _num(cert[w]['gap_mean']):.1f} % (AM{w})" for w in (1, 2))
+    before = " / ".join(f"{100 * _num(plain[w]['gap_mean']):.1f}" for w in (1, 2))
+    return (f"**{excess}** on average. The certified lower bound does not move: the mean certified gap is "
+            f"**{gap}** ({before} % before)")
+
+
+def _zone_trials(workload: str | None = None) -> list[dict[str, Any]]:
+    """The ``zone-bound`` study's rows of J §5.1's 400 trials (suite ``jaillet-certified``), or of one workload."""
+    rows = [json.loads(line) for line in
+            (RESULTS / "jaillet/zone-bound/trials.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r["suite"] == "jaillet-certified" and workload in (None, r["workload"])]
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def jaillet_zone_lp_ratio() -> str:
+    """README, J §5.1 ``zone-lp``: the zone bound ÷ the LP bound, mean over each arrival model's trials.
+
+    Returns
+    -------
+    str
+        ``1.25× (AM1) / 1.27× (AM2)`` from ``results/jaillet/zone-bound/trials.jsonl``.
+    """
+    parts = []
+    for w in (1, 2):
+        rows = [r for r in _zone_trials(f"jaillet-am{w}") if r["bound_lp"]]
+        parts.append(f"{math.fsum(r['bound_zone'] / r['bound_lp'] for r in rows) / len(rows):.2f}× (AM{w})")
+    return " / ".join(parts)
+
+
+def jaillet_zone_gap() -> str:
+    """README, J §5.1 ``zone-lp``: the mean certified gap before → after the zone bound, with the median and the
+    range after, per arrival model (``results/jaillet/zone-bound/trials.jsonl``).
+
+    Returns
+    -------
+    str
+        ``AM1 31.7 % → 14.8 % (all 200 trials; median 14.9 %, range 8.6–20.0 %), AM2 …``.
+    """
+    parts = []
+    for w in (1, 2):
+        rows = _zone_trials(f"jaillet-am{w}")
+        after = sorted(r["gap_after"] for r in rows)
+        mid = len(after) // 2
+        median = after[mid] if len(after) % 2 else (after[mid - 1] + after[mid]) / 2
+        mean_before = math.fsum(r["gap_before"] for r in rows) / len(rows)
+        parts.append(f"AM{w} {_pct(mean_before)} → {_pct(math.fsum(after) / len(after))} (all {len(rows)} trials; "
+                     f"median {_pct(median)}, range {100 * after[0]:.1f}–{_pct(after[-1])})")
+    return ", ".join(parts)
+
+
+def jaillet_zone_bracket() -> str:
+    """README, J §5.1 ``zone-lp``: MC-SF's ratio to OPT bracketed by the best schedule and the certified bound
+    (means over AM1's trials) after and before the zone bound, and the stage's run time over the 400 trials.
+
+    Returns
+    -------
+    str
+        ``[1.044, 1.23] on AM1 (means; it was [1.044, 1.53]). The stage took 21.6 s per trial on average (max
+        331 s)``.
+    """
+    am1 = _zone_trials("jaillet-am1")
+
+    def mean(key: str) -> float:
+        return math.fsum(r["tel_mc-sf"] / r[key] for r in am1) / len(am1)
+
+    seconds = [r["zone_s"] for r in _zone_trials()]
+    return (f"[{mean('best'):.3f}, {mean('bound_after'):.2f}] on AM1 (means; it was [{mean('best'):.3f}, "
+            f"{mean('bound_before'):.2f}]). The stage took {math.fsum(seconds) / len(seconds):.1f} s per trial on "
+            f"average (max {max(seconds):.0f} s)")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # J §5.2 Table 1 (results/jaillet/table1)
 
@@ -132,6 +257,53 @@ def jaillet_table1() -> str:
 
 #: J Figure 3's slopes as printed (no unit; DIGEST I-17): MC-SF's and the best benchmark's, per λ.
 FIG3_PAPER = {50: ("1/6", "1/2", "3"), 10: ("1/800", "1/100", "8")}
+
+
+_T1 = "jaillet/table1/summary.csv"
+_T1_ONE = "lmsys n=1000 λ=50, one request sample"
+
+
+def jaillet_table1_std_ratio() -> str:
+    """README, J Table 1: our latency std ÷ the paper's over the eight algorithms, lowest–highest (each seed draws
+    new requests; ``results/jaillet/table1/summary.csv``).
+
+    Returns
+    -------
+    str
+        ``2.2–6.3×``.
+    """
+    ratios = [_num(r["latency_std"]) / _num(r["paper_std"]) for r in _csv_rows(_T1)
+              if r["workload"] == "lmsys n=1000 λ=50" and r["paper_std"]]
+    return f"{min(ratios):.1f}–{max(ratios):.1f}×"
+
+
+def jaillet_table1_one_sample() -> str:
+    """README, J Table 1: the latency std with one request sample and only the arrivals redrawn, the most variable
+    algorithm apart (``results/jaillet/table1/summary.csv``).
+
+    Returns
+    -------
+    str
+        ``0.24–0.59 s for every algorithm but α = 0.1, β = 0.2 (12.0 s)``.
+    """
+    std = {r["policy"]: _num(r["latency_std"]) for r in _csv_rows(_T1) if r["workload"] == _T1_ONE}
+    worst = max(std, key=lambda p: std[p])
+    rest = [v for p, v in std.items() if p != worst]
+    return (f"{min(rest):.2f}–{max(rest):.2f} s for every algorithm but {_policy_label(worst)} "
+            f"({std[worst]:.1f} s)")
+
+
+def jaillet_table1_resampled_ratio() -> str:
+    """README, J Table 1: MC-Benchmark ÷ MC-SF with one request sample and with every seed resampled.
+
+    Returns
+    -------
+    str
+        ``1.353 with one sample, 1.352 resampled``.
+    """
+    one = _row(_T1, workload=_T1_ONE, policy="mc-benchmark")["ratio_to_reference"]
+    resampled = _row(_T1, workload="lmsys n=1000 λ=50", policy="mc-benchmark")["ratio_to_reference"]
+    return f"{_num(one):.3f} with one sample, {_num(resampled):.3f} resampled"
 
 
 def _fig3_slopes(rate: int, policy: str) -> dict[int, float]:
@@ -302,35 +474,6 @@ def jaillet_lmsys_pass_cost() -> str:
 # W (results/wang/synthetic)
 
 
-def _claims_all_rounds() -> tuple[int, int, float, dict[str, tuple[int, int]]]:
-    """Scaled DP over every Phase-1 round (``results/wang/synthetic/claims.md`` §2): misses, selections, worst
-    ratio, and per ε the misses and selections."""
-    text = (RESULTS / "wang" / "synthetic" / "claims.md").read_text(encoding="utf-8")
-    per_eps: dict[str, tuple[int, int]] = {}
-    worst = 0.0
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 9 and cells[0].startswith("synthetic") and " of " in cells[7]:
-            miss, total = (int(x) for x in cells[7].split(" of "))
-            per_eps[cells[1]] = (miss, total)
-            worst = max(worst, float(cells[8]))
-    if not per_eps:
-        raise ValueError("results/wang/synthetic/claims.md: no 'all rounds' rows in §2")
-    return (sum(m for m, _ in per_eps.values()), sum(t for _, t in per_eps.values()), worst, per_eps)
-
-
-def wang_scaled_dp_rounds() -> str:
-    """README's W verdict table: the scaled DP's misses of (1+ε) over every Phase-1 round.
-
-    Returns
-    -------
-    str
-        E.g. ``287 of 4,144 Phase-1 selections miss (1+ε), worst 2.333``.
-    """
-    miss, total, worst, _ = _claims_all_rounds()
-    return f"{miss} of {total:,} Phase-1 selections miss (1+ε), worst {worst:.3f}"
-
-
 def wang_scaled_dp_rounds_notes() -> str:
     """``results/wang/synthetic/README.md``: the same count, with ε = 0.1's share.
 
@@ -342,26 +485,6 @@ def wang_scaled_dp_rounds_notes() -> str:
     miss, total, worst, per_eps = _claims_all_rounds()
     m01, t01 = per_eps["0.1"]
     return f"{miss} of {total:,} selections fail, worst {worst:.3f}, and ε = 0.1 fails too ({m01} of {t01:,})"
-
-
-def wang_thm_ec1_growth() -> str:
-    """README's W verdict table: MC-SF₂ ÷ 𝒜 on Thm EC.1's corrected instance (Y = M^1.25), smallest to largest M.
-
-    Returns
-    -------
-    str
-        E.g. ``1.449 → 3.590 for M = 16 → 256``, from the TELs of ``results/wang/synthetic/claims.md`` §1.
-    """
-    text = (RESULTS / "wang" / "synthetic" / "claims.md").read_text(encoding="utf-8")
-    rows = []
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 11 and cells[0].startswith("M^1.25"):
-            rows.append((int(cells[1]), int(cells[3].replace(",", "")) / int(cells[4].replace(",", ""))))
-    if len(rows) < 2:
-        raise ValueError("results/wang/synthetic/claims.md: fewer than two Y = M^1.25 rows in §1")
-    rows.sort()
-    return f"{rows[0][1]:.3f} → {rows[-1][1]:.3f} for M = {rows[0][0]} → {rows[-1][0]}"
 
 
 def wang_short_horizon_gain() -> str:
@@ -428,24 +551,6 @@ def chen_section6_amax() -> str:
             f"  not deteriorate much at x = 0.95 / 0.99 (×{worse:.2f} vs x = 0.1)")
 
 
-def chen_exp1_ratios() -> str:
-    """README's C verdict table: A_min ÷ H-SF in C Exp. 1 at n = 2,000 on the C-like sample and the staged one.
-
-    Returns
-    -------
-    str
-        E.g. ``1.75× (C-like) / 1.82× (staged) in Exp. 1``, from ``results/chen/lmsys/c_like_records.csv``
-        (continuous engine) and ``figures_5_7.csv``.
-    """
-    rows = [r for r in _csv_rows("chen/lmsys/c_like_records.csv") if r["n"] == "2000" and r["engine"] == "continuous"
-            and "'shared:lower=1,upper=1000'" in r["params"] and not r["error"]]
-    if not rows:
-        raise ValueError("results/chen/lmsys/c_like_records.csv: no Exp. 1 rows at n = 2000")
-    c_like = sum(_num(r["latency_a-min"]) for r in rows) / sum(_num(r["latency_h-sf"]) for r in rows)
-    staged = _chen_section6("exp1", "a-min") / _chen_section6("exp1", "h-sf")
-    return f"{c_like:.2f}× (C-like) / {staged:.2f}× (staged) in Exp. 1"
-
-
 def chen_x01_amin() -> str:
     """``results/chen/lmsys/README.md``: A_min ÷ H-SF at n = 2,000, x = 0.1, to three decimals (the verdict's
     threshold is 1.10, and the ratio, 1.1049…, rounds onto it at two).
@@ -491,8 +596,481 @@ def schedule_polish_memory() -> str:
     return f"M = {ms[0]}" if len(ms) == 1 else f"M = {ms[0]}–{ms[-1]}"
 
 
+def _capacity_k12_drops() -> dict[str, float]:
+    """Per algorithm: mean latency at K = 1 ÷ at K = 2 (router round-robin, λ = 50, each a mean over the seeds
+    whose run did not loop, as ``claim.md``'s table)."""
+    text = (RESULTS / "jaillet" / "capacity" / "trials.jsonl").read_text(encoding="utf-8")
+    recs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    recs = [r for r in recs if r["params"]["rate"] == 50]
+    out = {}
+    for key in recs[0]:
+        if not key.startswith("curve_") or not key.endswith("@round-robin"):
+            continue
+        means = {}
+        for k in ("1", "2"):
+            vals = [r[key][k]["mean"] for r in recs if r[key].get(k, {}).get("mean") is not None]
+            means[k] = sum(vals) / len(vals)
+        out[key.removeprefix("curve_").removesuffix("@round-robin")] = means["1"] / means["2"]
+    return out
+
+
+def jaillet_capacity_drop() -> str:
+    """README and ``results/jaillet/capacity/README.md``: how much the mean latency falls from one worker to two.
+
+    Returns
+    -------
+    str
+        e.g. ``2.49–2.70× (MC-SF 2.70×)``.
+    """
+    drops = _capacity_k12_drops()
+    return f"{min(drops.values()):.2f}–{max(drops.values()):.2f}× (MC-SF {drops['mc-sf']:.2f}×)"
+
+
+def jaillet_capacity_queue() -> str:
+    """README and ``results/jaillet/capacity/README.md``: MC-SF's and MC-Benchmark's queue per setting (seed 0).
+
+    Returns
+    -------
+    str
+        A Markdown table from ``results/jaillet/capacity/queue_by_k.csv``.
+    """
+    rows = [r for r in _csv_rows("jaillet/capacity/queue_by_k.csv")
+            if r["policy"] in ("mc-sf", "mc-benchmark") and r["status"] == "ok"]
+    half, end = _num(rows[0]["t_half_s"]), _num(rows[0]["t_end_s"])
+    out = ["| setting | algorithm | mean latency (s) | makespan (s) | served /s | waiting at "
+           f"{half:g} s | waiting at {end:g} s | (makespan − last arrival) / 2 (s) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['setting']} | {_policy_label(r['policy'])} | {_num(r['mean_s']):.1f} | "
+                   f"{_num(r['makespan_s']):.0f} | {_num(r['served_per_s']):.1f} | "
+                   f"{int(r['waiting_half_window']):,} | {int(r['waiting_end_window']):,} | "
+                   f"{_num(r['fluid_fcfs_s']):.1f} |")
+    return "\n".join(out)
+
+
+def jaillet_capacity_big_worker() -> str:
+    """README and ``results/jaillet/capacity/README.md``: J0's 8 GPUs as one worker with 4× the memory.
+
+    Returns
+    -------
+    str
+        The mean-latency ranges over seeds 0–2 from ``results/jaillet/capacity/one_worker_4x.csv``, e.g.
+        ``same batch time: MC-SF 203.1–209.1 s, the benchmarks 320.3–375.9 s; …``.
+    """
+    rows = _csv_rows("jaillet/capacity/one_worker_4x.csv")
+    parts = []
+    for setting in dict.fromkeys(r["setting"] for r in rows):
+        mine = [r for r in rows if r["setting"] == setting and r["status"] == "ok"]
+        loops = sum(1 for r in rows if r["setting"] == setting and r["status"] != "ok")
+        mc = [_num(r["mean_s"]) for r in mine if r["policy"] == "mc-sf"]
+        bench = [_num(r["mean_s"]) for r in mine if r["policy"] != "mc-sf"]
+        parts.append(f"{setting.removeprefix('1 worker, 4×M, ')}: MC-SF {min(mc):.1f}–{max(mc):.1f} s, the "
+                     f"benchmarks {min(bench):.1f}–{max(bench):.1f} s" + (f" ({loops} run looped)" if loops else ""))
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# paper policies against production schedulers (results/production/vs-papers)
+
+
+def production_gain_text(latency: float, baseline: float) -> str:
+    """``1 − latency ÷ baseline`` as a signed whole percentage (``+33 %``, ``−9 %``, ``0 %``).
+
+    Parameters
+    ----------
+    latency, baseline : float
+        Mean latencies of a policy and of the baseline it is compared with.
+
+    Returns
+    -------
+    str
+    """
+    pct = round(100 * (1 - latency / baseline))
+    return "0 %" if pct == 0 else f"{pct:+d} %".replace("-", "−")
+
+
+def production_vs_papers_gain(folder: str = "production/vs-papers") -> str:
+    """README, "Paper policies against production schedulers": MC-SF's gain against the papers' clairvoyant
+    FCFS and against the blind vLLM / Sarathi schedulers, per trace and rate.
+
+    Parameters
+    ----------
+    folder : str
+        The results folder under ``results/`` (``production/vs-papers``, or ``production/vs-papers-vidur-m``
+        for Vidur's KV capacity).
+
+    Returns
+    -------
+    str
+        The Markdown table from ``FOLDER/summary.csv`` (means over its seeds): the mean latency of FCFS, vLLM,
+        Sarathi-Serve (when run) and MC-SF, MC-SF's gain ``1 − MC-SF ÷ baseline`` against FCFS and vLLM, and
+        the policy ranked first.
+    """
+    rows = _csv_rows(f"{folder}/summary.csv")
+    keys = list(dict.fromkeys((r["trace"], r["rate"]) for r in rows))
+    sarathi = any(r["policy"] == "sarathi" for r in rows)
+    head = "| trace | λ (/s) | FCFS (s) | vLLM (s) |" + (" Sarathi (s) |" if sarathi else "") + \
+        " MC-SF (s) | MC-SF gain vs FCFS | MC-SF gain vs vLLM | first |"
+    lines = [head, "|---|---:|---:|---:|" + ("---:|" if sarathi else "") + "---:|---:|---:|---|"]
+    for trace, rate in keys:
+        sub = {r["policy"]: r for r in rows if r["trace"] == trace and r["rate"] == rate}
+        lat = {p: _num(r["latency"]) for p, r in sub.items()}
+        first = next(r["label"] for r in sub.values() if r["rank"] and int(float(r["rank"])) == 1)
+        cells = [trace, f"{float(rate):g}", f"{lat['fcfs']:,.1f}", f"{lat['vllm']:,.1f}"]
+        if sarathi:
+            cells.append(f"{lat['sarathi']:,.1f}")
+        cells += [f"{lat['mc-sf']:,.1f}", production_gain_text(lat["mc-sf"], lat["fcfs"]),
+                  production_gain_text(lat["mc-sf"], lat["vllm"]), first]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def production_discrete_bounds() -> str:
+    """``results/production/vs-papers-discrete/README.md``: every policy's TEL beside the certified lower bound.
+
+    Returns
+    -------
+    str
+        The Markdown table from ``trials.jsonl``: per policy, the trials whose schedule verified, and the mean
+        and maximum of TEL ÷ certified bound (an upper bound on TEL ÷ OPT) and of TEL ÷ best schedule found
+        (a lower bound on it) over them.
+    """
+    from llmopt.papers.production.vs_papers import POLICY_INFO
+
+    trials = [json.loads(line) for line in
+              (RESULTS / "production/vs-papers-discrete/trials.jsonl").read_text(encoding="utf-8").splitlines()
+              if line.strip()]
+    policies = [p for p in POLICY_INFO if f"heuristic_{p}" in trials[0] or f"tel_{p}" in trials[0]]
+    lines = ["| policy | knows o | verified | TEL ÷ bound mean | max | TEL ÷ best found mean | max |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for p in policies:
+        ok = [t for t in trials if t.get(f"verified_{p}") and t.get(f"tel_{p}") is not None and t.get("bound")]
+        label, info = POLICY_INFO[p]
+        if not ok:
+            lines.append(f"| {label} | {info} | 0/{len(trials)} | — | — | — | — |")
+            continue
+        vs_bound = [t[f"tel_{p}"] / t["bound"] for t in ok]
+        vs_best = [t[f"tel_{p}"] / t["incumbent"] for t in ok]
+        lines.append(f"| {label} | {info} | {len(ok)}/{len(trials)} | {sum(vs_bound) / len(ok):.3f} | "
+                     f"{max(vs_bound):.3f} | {sum(vs_best) / len(ok):.3f} | {max(vs_best):.3f} |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the prose numbers of the README's J0 theory paragraph and C's bullets
+
+
+def _j0_theory() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RESULTS / "jaillet/j0-theory/rows.json").read_text(encoding="utf-8"))
+    return data
+
+
+def j0_thm62_first_m(eps: str = "1/4") -> str:
+    """README, J0 theory: the smallest M at which MC-SF ÷ exact OPT passes 1/ε on Thm 6.2's family.
+
+    Parameters
+    ----------
+    eps
+        The family's ε as ``rows.json`` spells it.
+
+    Returns
+    -------
+    str
+        ``M ≥ 256 at ε = 1/4`` from ``results/jaillet/j0-theory/rows.json``.
+    """
+    rows = sorted((r["M"], r["TEL/OPT"], r["1/ε"]) for r in _j0_theory()["thm62"]
+                  if r["policy"] == "mc-sf" and r["ε"] == eps)
+    past = [m for m, ratio, inv in rows if ratio > inv]
+    if not past:
+        raise LookupError(f"results/jaillet/j0-theory/rows.json: MC-SF never passes 1/ε at ε = {eps}")
+    return f"M ≥ {past[0]:,} at ε = {eps}"
+
+
+def j0_thm62_evicting() -> str:
+    """README, J0 theory: on how many of Thm 6.2's instances the evicting policy's TEL equals exact OPT.
+
+    Returns
+    -------
+    str
+        ``TEL = OPT on 22 of 26 instances`` (``preempt-shortest-first`` rows of ``rows.json``).
+    """
+    rows = [r for r in _j0_theory()["thm62"] if r["policy"] == "preempt-shortest-first"]
+    return f"TEL = OPT on {sum(r['TEL'] == r['OPT'] for r in rows)} of {len(rows)} instances"
+
+
+def j0_thm43_flat(n_from: int = 160) -> str:
+    """README, J0 theory: MC-SF ÷ certified bound (max over seeds) on Thm 4.3's rows, and its change from
+    ``n_from`` to the largest n per output distribution.
+
+    Returns
+    -------
+    str
+        ``MC-SF ÷ certified bound ≤ 1.54; from n = 160 to 640: +0.02 / +0.01 (uniform / two-point)``.
+    """
+    rows = _j0_theory()["thm43"]
+
+    def worst(r: dict[str, Any]) -> float:
+        return float(r["MC-SF / bound (mean, max)"].split(",")[1])
+
+    n_max = max(r["n"] for r in rows)
+    dists = list(dict.fromkeys(r["outputs"] for r in rows))
+    at = {(r["outputs"], r["n"]): worst(r) for r in rows}
+    moves = " / ".join(f"{at[d, n_max] - at[d, n_from]:+.2f}".replace("-", "−") for d in dists)
+    names = " / ".join(d.split()[0] for d in dists)
+    return (f"MC-SF ÷ certified bound ≤ {max(map(worst, rows)):.2f}; from n = {n_from} to {n_max}: "
+            f"{moves} ({names})")
+
+
+def j0_thm53_growth() -> str:
+    """README, J0 theory: the fitted growth of the proven regret lower bound per 100 periods, overloaded regime.
+
+    Returns
+    -------
+    str
+        ``0.96 per 100 periods at s/M = 2/24 and 0.62 at s/M = 2/96`` from
+        ``results/jaillet/j0-theory/large-thm53/rows.json``.
+    """
+    data = json.loads((RESULTS / "jaillet/j0-theory/large-thm53/rows.json").read_text(encoding="utf-8"))
+    fits = {k.split()[0].removeprefix("M="): 100 * v["lo"][0] for k, v in data["thm53_fits"].items()
+            if k.endswith(" overloaded")}
+    first, *rest = fits.items()
+    return (f"{first[1]:.2f} per 100 periods at s/M = 2/{first[0]}"
+            + "".join(f" and {v:.2f} at s/M = 2/{m}" for m, v in rest))
+
+
+def chen_lemma2_sample() -> str:
+    """README, C: Lemma 2's fluid-limit A_min ÷ H-SF (ℓ = 1) on the staged sample's outputs, lowest–highest over
+    the prompt sizes it is evaluated at, as the study behind ``results/chen/lmsys/m_sensitivity.md`` wrote it
+    (:func:`llmopt.papers.chen.lmsys_study.lemma2_exp1`, which needs the staged trace; the file does not).
+
+    Returns
+    -------
+    str
+        ``1.464–1.605``, to the file's three decimals.
+
+    Raises
+    ------
+    LookupError
+        If ``m_sensitivity.md`` has no Lemma 2 sentence.
+    """
+    text = (RESULTS / "chen/lmsys/m_sensitivity.md").read_text(encoding="utf-8")
+    head = "this sample's output distribution: E[TEL(A_min)] / TEL(H-SF) = "
+    if head not in text:
+        raise LookupError("results/chen/lmsys/m_sensitivity.md: no Lemma 2 values on the sample")
+    sentence = text.split(head, 1)[1].split("The same for", 1)[0]
+    values = re.findall(r"(\d+\.\d+) \(s = ", sentence)
+    if not values:
+        raise LookupError("results/chen/lmsys/m_sensitivity.md: no Lemma 2 values on the sample")
+    low, high = min(values, key=float), max(values, key=float)
+    return f"{low}–{high}"
+
+
+def chen_figure1_lambda(us: Sequence[int] = (2, 10, 100, 1000)) -> str:
+    """README, C: Figure 1's λ_max (Lemma 2's worst case, s = 0) by :func:`llmopt.papers.chen.theory.figure1_cr`.
+
+    Returns
+    -------
+    str
+        ``λ_max = 1.2500, 1.7249, 2.3333, 2.9239 at u = 2, 10, 100, 1000``.
+    """
+    from llmopt.papers.chen.theory import figure1_cr
+
+    return (f"λ_max = {', '.join(f'{figure1_cr(u):.4f}' for u in us)} at u = "
+            f"{', '.join(map(str, us))}")
+
+
+def _ec1_sorted_lp(distribution: str) -> dict[str, str]:
+    found = [r for r in _csv_rows("wang/synthetic/table_ec1.csv")
+             if r["distribution"].split()[0] == distribution and r["algorithm"] == "sorted-lp:bucket=1"]
+    if len(found) != 1:
+        raise LookupError(f"results/wang/synthetic/table_ec1.csv: {len(found)} Sorted-LP rows for {distribution}")
+    return found[0]
+
+
+def wang_ec1_bound_span() -> str:
+    """README, W: the certified bound ÷ W's TEL (means per distribution) for Uniform, Normal and Binomial, and in how
+    many trials the bound is above W's TEL (``results/wang/synthetic/table_ec1.csv``).
+
+    Returns
+    -------
+    str
+        ``3.2–4.1× above the paper's TEL (means per distribution; above it in 30 of 30 trials)``.
+    """
+    rows = [_ec1_sorted_lp(d) for d in ("uniform", "normal", "binomial")]
+    ratios = [_num(r["bound_mean"]) / _num(r["paper"]) for r in rows]
+    above = sum(int(_num(r["bound_above_paper"])) for r in rows)
+    trials = sum(int(r["trials"]) for r in rows)
+    return (f"{min(ratios):.1f}–{max(ratios):.1f}× above the paper's TEL (means per distribution; above it in "
+            f"{above} of {trials} trials)")
+
+
+def wang_ec1_below() -> str:
+    """README, W: W's TEL ÷ ours (Sorted-LP) for Exponential and Mixed (``results/wang/synthetic/table_ec1.csv``).
+
+    Returns
+    -------
+    str
+        ``4.7× and 2.3×``.
+    """
+    rows = [_ec1_sorted_lp(d) for d in ("exponential", "mixed")]
+    return " and ".join(f"{_num(r['paper']) / _num(r['tel_mean']):.1f}×" for r in rows)
+
+
+def wang_lp_swap_vs_sorted_lp() -> str:
+    """README, W Figure 8: LP-Swap's mean latency ÷ Sorted-LP's, the farthest from 1 over n
+    (``results/wang/mixed/figure8.csv``).
+
+    Returns
+    -------
+    str
+        ``within 2.1 % (n = 200)``.
+    """
+    lat = {(int(r["n"]), r["algorithm"]): _num(r["latency_mean"]) for r in _csv_rows("wang/mixed/figure8.csv")}
+    devs = {n: lat[n, "lp-swap"] / lat[n, "sorted-lp"] - 1
+            for n, a in lat if a == "lp-swap" and (n, "sorted-lp") in lat}
+    n = max(devs, key=lambda k: abs(devs[k]))
+    return f"within {100 * abs(devs[n]):.1f} % (n = {n:,})"
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", "−")
+
+
+def _amin_section6() -> list[dict[str, str]]:
+    """``readings.csv``'s C §6 rows (the staged and the C-like sample) of the ``amin-readings`` study."""
+    return [r for r in _csv_rows("chen/amin-readings/readings.csv") if r["group"] != "theory"]
+
+
+def chen_readings_nearest(reading: str = "certified") -> str:
+    """README, C: on how many C §6 rows ``reading`` is the A_min reading nearest C's target (ties to the first
+    reading listed), from ``results/chen/amin-readings/readings.csv``.
+
+    Returns
+    -------
+    str
+        ``7 of 10 rows``.
+    """
+    rows = [r for r in _amin_section6() if r["ratio"]]
+    entries = list(dict.fromkeys((r["group"], r["entry"]) for r in rows))
+    nearest = [min((r for r in rows if (r["group"], r["entry"]) == e),
+                   key=lambda r: abs(_num(r["ratio"]) - _num(r["target"])))["reading"] for e in entries]
+    return f"{nearest.count(reading)} of {len(entries)} rows"
+
+
+def chen_readings_floor() -> str:
+    """README, C: the lowest A_min ÷ H-SF of any reading on any C §6 row (``readings.csv``).
+
+    Returns
+    -------
+    str
+        ``≥ 1.06× H-SF``.
+    """
+    return f"≥ {min(_num(r['ratio']) for r in _amin_section6() if r['ratio']):.2f}× H-SF"
+
+
+def chen_readings_guard() -> str:
+    """README, C: how many small random runs that finish without A_min's cycle guard it changes, per reading and
+    guard (``results/chen/amin-readings/variants.csv``).
+
+    Returns
+    -------
+    str
+        ``2 of 600 certified, 8 of 600 repaired small random instances; a guard on repeated states,
+        `cycle_guard=repeat`: 2 and 13``.
+    """
+    guard = {(r["entry"], r["reading"]): r
+             for r in _csv_rows("chen/amin-readings/variants.csv") if r["kind"] == "guard"}
+    stale = ", ".join(f"{guard['stale', k]['changed']} of {guard['stale', k]['finished']} {k}"
+                      for k in ("certified", "repaired"))
+    return (f"{stale} small random instances; a guard on repeated states, `cycle_guard=repeat`: "
+            f"{guard['repeat', 'certified']['changed']} and {guard['repeat', 'repaired']['changed']}")
+
+
+def chen_readings_ties(reading: str = "certified") -> str:
+    """README, C: how far C's per-step random ties move A_min ÷ H-SF on the C §6 rows, lowest … highest
+    (``results/chen/amin-readings/variants.csv``, per step ÷ per request − 1).
+
+    Returns
+    -------
+    str
+        ``−3.6 … +6.4 %``.
+    """
+    moves = [_num(r["b"]) / _num(r["a"]) - 1 for r in _csv_rows("chen/amin-readings/variants.csv")
+             if r["kind"] == "ties" and r["reading"] == reading]
+    return _minus(f"{100 * min(moves):+.1f} … {100 * max(moves):+.1f} %")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the registry of blocks
+
+
+def opt_proofs_table(folder: str) -> Callable[[], str]:
+    """The render of suite ``folder``'s proven rows with their "proof" column, from
+    ``results/opt/opt-proofs/proofs.jsonl`` (:func:`llmopt.opt.studies.opt_proofs.proof_table`)."""
+
+    def render() -> str:
+        from llmopt.opt.studies.opt_proofs import proof_table
+
+        return proof_table(folder)
+
+    return render
+
+
+def opt_proofs_counts() -> str:
+    """How many proven-OPT rows rest on which proof (``results/opt/opt-proofs/proofs.jsonl``)."""
+    from llmopt.opt.studies.opt_proofs import proof_counts
+
+    return proof_counts()
+
+
+def cluster_ratios_summary() -> str:
+    """The README's K-worker router × policy ranges: mean ratio per (K, router) cell, min–max over the cells."""
+    cells: dict[tuple[str, str, str, str], list[float]] = {}
+    for r in _csv_rows("opt/cluster-ratios/rows.csv"):
+        if r["ratio"]:
+            cells.setdefault((r["model"], r["K"], r["policy"], r["router"]), []).append(_num(r["ratio"]))
+
+    def span(model: str, policy: str) -> str:
+        means = [math.fsum(v) / len(v) for k, v in cells.items() if (k[0], k[2]) == (model, policy)]
+        return f"{min(means):.2f}–{max(means):.2f}"
+
+    return (f"MC-SF {span('AM1', 'mc-sf')} on AM1 and {span('AM2', 'mc-sf')} on AM2, FCFS "
+            f"{span('AM1', 'fcfs')} and {span('AM2', 'fcfs')} (mean per K × router cell, K = 1, 2, 4)")
+
+
+def _vidur_rows() -> list[dict[str, Any]]:
+    return list(json.loads((RESULTS / "perf/vidur/results.json").read_text(encoding="utf-8"))["rows"])
+
+
+def _pct_span(values: Sequence[float], signed: bool = True) -> str:
+    lo, hi = min(values), max(values)
+    f = (lambda v: f"{100 * v:+.1f} %") if signed else (lambda v: f"{100 * v:.2f} %")
+    return f(lo) if round(lo, 3) == round(hi, 3) else f"{f(lo)} … {f(hi)}"
+
+
+def vidur_side_by_side() -> str:
+    """The README's Vidur paragraph: agreement per scheduler with the same batch times, and speed."""
+    rows = _vidur_rows()
+    same = [r for r in rows if r["simulator"] == "vidur" and r.get("batch_time") == "llmopt"]
+    sar = [abs(r["d_latency_mean"]) for r in same if r["scheduler"] == "sarathi"]
+    vll = [r["d_latency_mean"] for r in same if r["scheduler"] == "vllm" and r["trace"] == "lmsys"]
+    mixed = [abs(r["d_latency_mean"]) for r in rows if r["simulator"] == "vidur-mixed"]
+    leads = sorted(r["lead"] for r in rows if r.get("lead") is not None)
+    variant = [r for r in _csv_rows("perf/vidur/llmopt_variant.csv") if ":" in r["llmopt_policy"]]
+    worst = {m: max(abs(_num(r[f"d_{m}_mean"])) for r in variant) for m in ("latency", "ttft", "tbt")}
+    vleads = sorted(_num(r["lead"]) for r in variant)
+    return (f"With Vidur fed llmopt's batch times, `sarathi` matches Vidur's Sarathi within {100 * max(sar):.2f} % "
+            f"mean latency ({len(sar)} rows); the default `vllm` (mixed prefill + decode batches) does not "
+            f"({_pct_span(vll)} mean latency on LMSYS), because Vidur's vLLM runs prefill-only batches that pause "
+            f"the decodes — with that one rule changed inside Vidur the two agree within {100 * max(mixed):.1f} %. "
+            f"`vllm:batching=prefill-first` (vLLM v0's prefill-priority batches, paused iterations in the engine) "
+            f"runs them too and agrees with Vidur's vLLM within {100 * worst['latency']:.1f} % mean latency, "
+            f"{100 * worst['ttft']:.1f} % TTFT and {100 * worst['tbt']:.1f} % TBT on all {len(variant)} rows "
+            f"([llmopt_variant.md](results/perf/vidur/llmopt_variant.md)). llmopt is {leads[0]:.1f}–{leads[-1]:.1f}× "
+            f"faster than Vidur per simulated request with the default `vllm` and `sarathi` (median "
+            f"{leads[len(leads) // 2]:.1f}×, {len(leads)} Vidur runs), but only {vleads[0]:.1f}–{vleads[-1]:.1f}× with "
+            "`prefill-first` (its CPU from the variant's own run, beside Vidur's from the committed one), whose "
+            "every pause moves each running request: O(#running) per paused iteration.")
 
 
 @dataclass(frozen=True)
@@ -505,6 +1083,17 @@ class Block:
 
 
 BLOCKS: dict[str, Block] = {
+    "j-verdicts": Block(lambda: render_verdicts(jaillet_verdicts.J_CLAIMS, "J"), ("README.md",),
+                        "the evidence column of each row (llmopt/papers/jaillet/verdicts.py)"),
+    "j0-verdicts": Block(lambda: render_verdicts(jaillet_verdicts.J0_CLAIMS, "J0"), ("README.md",),
+                         "the evidence column of each row (llmopt/papers/jaillet/verdicts.py)"),
+    "w-verdicts": Block(lambda: render_verdicts(wang_verdicts.CLAIMS, "W"), ("README.md",),
+                        "the evidence column of each row (llmopt/papers/wang/verdicts.py)"),
+    "c-verdicts": Block(lambda: render_verdicts(chen_verdicts.CLAIMS, "C"), ("README.md",),
+                        "the evidence column of each row (llmopt/papers/chen/verdicts.py)"),
+    "cluster-ratios-summary": Block(cluster_ratios_summary, ("README.md",), "results/opt/cluster-ratios/rows.csv"),
+    "vidur-side-by-side": Block(vidur_side_by_side, ("README.md",),
+                                "results/perf/vidur/results.json, llmopt_variant.csv"),
     "j-synthetic-table": Block(jaillet_synthetic_table, ("README.md",), "results/jaillet/synthetic/summary.csv"),
     "j-table1": Block(jaillet_table1, ("README.md",), "results/jaillet/table1/summary.csv"),
     "j-fig3-table": Block(jaillet_fig3_table, ("README.md",),
@@ -515,21 +1104,60 @@ BLOCKS: dict[str, Block] = {
                             "results/jaillet/lmsys/summary.csv"),
     "j-lmsys-pass-cost": Block(jaillet_lmsys_pass_cost, ("results/jaillet/lmsys/README.md",),
                                "results/jaillet/lmsys/trials.jsonl"),
-    "w-thm-ec1-growth": Block(wang_thm_ec1_growth, ("README.md",), "results/wang/synthetic/claims.md §1"),
-    "w-scaled-dp-rounds": Block(wang_scaled_dp_rounds, ("README.md",), "results/wang/synthetic/claims.md §2"),
     "w-scaled-dp-rounds-notes": Block(wang_scaled_dp_rounds_notes, ("results/wang/synthetic/README.md",),
                                       "results/wang/synthetic/claims.md §2"),
     "w-short-horizon-gain": Block(wang_short_horizon_gain, ("results/wang/synthetic/README.md",),
                                   "results/wang/synthetic/lp_optima.csv"),
     "c-section6-amin": Block(chen_section6_amin, ("README.md",), "results/chen/lmsys/figures_5_7.csv"),
     "c-section6-amax": Block(chen_section6_amax, ("README.md",), "results/chen/lmsys/figures_5_7.csv"),
-    "c-exp1-ratios": Block(chen_exp1_ratios, ("README.md",),
-                           "results/chen/lmsys/c_like_records.csv, figures_5_7.csv"),
     "c-x01-amin": Block(chen_x01_amin, ("results/chen/lmsys/README.md",), "results/chen/lmsys/figures_5_7.csv"),
     "c-m-sweep": Block(chen_m_sweep, ("results/chen/lmsys/README.md",),
                        "results/chen/lmsys/c_like_m_sweep.csv"),
     "polish-memory": Block(schedule_polish_memory, ("results/jaillet/schedule-polish/README.md",),
                            "results/jaillet/schedule-polish/trials.jsonl"),
+    "j-capacity-drop": Block(jaillet_capacity_drop, ("README.md", "results/jaillet/capacity/README.md"),
+                             "results/jaillet/capacity/trials.jsonl"),
+    "j-capacity-queue": Block(jaillet_capacity_queue, ("results/jaillet/capacity/README.md",),
+                              "results/jaillet/capacity/queue_by_k.csv"),
+    "j-capacity-big-worker": Block(jaillet_capacity_big_worker, ("README.md", "results/jaillet/capacity/README.md"),
+                                   "results/jaillet/capacity/one_worker_4x.csv"),
+    "production-gain": Block(production_vs_papers_gain, ("README.md", "results/production/vs-papers/README.md"),
+                             "results/production/vs-papers/summary.csv"),
+    "production-gain-vidur-m": Block(lambda: production_vs_papers_gain("production/vs-papers-vidur-m"),
+                                     ("README.md", "results/production/vs-papers-vidur-m/README.md"),
+                                     "results/production/vs-papers-vidur-m/summary.csv"),
+    "production-discrete-bounds": Block(production_discrete_bounds,
+                                        ("results/production/vs-papers-discrete/README.md",),
+                                        "results/production/vs-papers-discrete/trials.jsonl"),
+    "opt-proofs-frontier": Block(opt_proofs_table("jaillet/opt-frontier"), ("results/jaillet/opt-frontier/README.md",),
+                                 "results/opt/opt-proofs/proofs.jsonl"),
+    "opt-proofs-ip-scaling": Block(opt_proofs_table("jaillet/ip-scaling"), ("results/jaillet/ip-scaling/README.md",),
+                                   "results/opt/opt-proofs/proofs.jsonl"),
+    "opt-proofs-counts": Block(opt_proofs_counts, ("README.md",), "results/opt/opt-proofs/proofs.jsonl"),
+    "j-am1-lower": Block(jaillet_am1_lower, ("README.md",), "results/jaillet/synthetic/summary.csv"),
+    "j-table1-std-ratio": Block(jaillet_table1_std_ratio, ("README.md",), "results/jaillet/table1/summary.csv"),
+    "j-table1-one-sample": Block(jaillet_table1_one_sample, ("README.md",), "results/jaillet/table1/summary.csv"),
+    "j-table1-resampled-ratio": Block(jaillet_table1_resampled_ratio, ("README.md",),
+                                      "results/jaillet/table1/summary.csv"),
+    "j-zone-lp-ratio": Block(jaillet_zone_lp_ratio, ("README.md",), "results/jaillet/zone-bound/trials.jsonl"),
+    "j-zone-gap": Block(jaillet_zone_gap, ("README.md",), "results/jaillet/zone-bound/trials.jsonl"),
+    "j-zone-bracket": Block(jaillet_zone_bracket, ("README.md",), "results/jaillet/zone-bound/trials.jsonl"),
+    "j-certified-lns": Block(jaillet_certified_lns, ("README.md",), "results/jaillet/certified/trials.jsonl"),
+    "j-certified-gap": Block(jaillet_certified_gap, ("README.md",),
+                             "results/jaillet/certified/summary.csv, results/jaillet/synthetic/summary.csv"),
+    "j0-thm62-first-m": Block(j0_thm62_first_m, ("README.md",), "results/jaillet/j0-theory/rows.json"),
+    "j0-thm62-evicting": Block(j0_thm62_evicting, ("README.md",), "results/jaillet/j0-theory/rows.json"),
+    "j0-thm43-flat": Block(j0_thm43_flat, ("README.md",), "results/jaillet/j0-theory/rows.json"),
+    "j0-thm53-growth": Block(j0_thm53_growth, ("README.md",), "results/jaillet/j0-theory/large-thm53/rows.json"),
+    "c-readings-nearest": Block(chen_readings_nearest, ("README.md",), "results/chen/amin-readings/readings.csv"),
+    "c-readings-floor": Block(chen_readings_floor, ("README.md",), "results/chen/amin-readings/readings.csv"),
+    "c-readings-guard": Block(chen_readings_guard, ("README.md",), "results/chen/amin-readings/variants.csv"),
+    "c-readings-ties": Block(chen_readings_ties, ("README.md",), "results/chen/amin-readings/variants.csv"),
+    "c-lemma2-sample": Block(chen_lemma2_sample, ("README.md",), "results/chen/lmsys/m_sensitivity.md"),
+    "c-figure1-lambda": Block(chen_figure1_lambda, ("README.md",), "llmopt.papers.chen.theory.figure1_cr"),
+    "w-ec1-bound-span": Block(wang_ec1_bound_span, ("README.md",), "results/wang/synthetic/table_ec1.csv"),
+    "w-ec1-below": Block(wang_ec1_below, ("README.md",), "results/wang/synthetic/table_ec1.csv"),
+    "w-lp-swap-vs-sorted-lp": Block(wang_lp_swap_vs_sorted_lp, ("README.md",), "results/wang/mixed/figure8.csv"),
 }
 
 

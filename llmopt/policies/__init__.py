@@ -94,6 +94,10 @@ POLICIES.register("vllm", "llmopt.policies.vllm:VLLMScheduler",
 POLICIES.register("orca", "llmopt.policies.orca:OrcaScheduler",
                   "Orca: blind to o, FCFS iteration-level batching, fixed reservation of max_len tokens per request "
                   "(no paging); param max_len=4096")
+POLICIES.register("sarathi", "llmopt.policies.sarathi:SarathiScheduler",
+                  "Sarathi-Serve: blind to o, chunked prefill under a token budget per batch, decodes first, FCFS, "
+                  "KV blocks with a watermark, recompute preemption only when memory runs out; "
+                  "params chunk_size=512, max_num_seqs, watermark=0.01")
 POLICIES.register("a-ell", "llmopt.policies.intervals:AEll",
                   "A_ℓ promote-ℓ (C Alg. 6): intervals, FIFO, cancels at ℓ tokens and re-queues with u at the back")
 

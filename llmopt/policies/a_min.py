@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Sequence
 
 from llmopt.engine.discrete import Decision, RequestView, Visibility
 from llmopt.policies.intervals import IntervalPolicyError, ProjectedRunning, interval_of
@@ -38,7 +39,8 @@ class AMin:
     overflows.
 
     **Why this default** (``results/chen/amin-readings/README.md``: every reading on C's theory
-    instances and C §6): certified with ``õ ← max(õ, a)`` matches C §6 best (7 of 10 rows;
+    instances and C §6): certified with ``õ ← max(õ, a)`` is the reading nearest C §6 (7 of 10 rows,
+    though no reading agrees with C there: every one is at least 1.06× H-SF;
     ``õ ← a`` the other 3, within 3 %; repaired 1.2–3.2× slower); the repaired readings follow
     Lemma 2 / Figure 1 on ``ℓ = 1`` instances, where the default never cancels and orders like
     A_random. No reading matches all of C; the literal one overflows everywhere.
@@ -52,7 +54,9 @@ class AMin:
       certified, and jump ahead of fresh requests. The default keeps ``max(õ_i, a_i)`` (the
       text calls õ "a certified lower bound" that is "updated"); ``pseudo_update="assign"``
       is the printed rule.
-    * *Ties and cycles.* C breaks ties "uniformly at random", and so does this class. A
+    * *Ties and cycles.* C breaks ties "uniformly at random", and so does this class — drawing a
+      waiting request's tie once, when it joins the queue, where C re-sorts with fresh ties every step
+      (``ties="per-step"``; the amin-readings README measures the difference on C §6). A
       deterministic transcription that keeps equal-``õ`` requests in start order (e.g. a
       stable sort of the running set by ``õ`` alone) cancels the request with the *most*
       progress first, and two equal-``õ`` requests can then cancel each other forever:
@@ -67,7 +71,9 @@ class AMin:
       largest ``(õ, a)`` (ties at random) is cancelled last — i.e. never, since a running
       request alone always fits (``s + a + 1 <= s + o <= M``). Until then the order is
       exactly C's; cancellations that raise a bound (the churn of the repaired reading) do
-      not count, and no committed schedule changed when the guard was added. With
+      not count, and no committed schedule changed when the guard was added. It does change
+      some runs that would finish without it (with C's random ties, 2 of 600 certified and 8
+      of 600 repaired runs on small random instances; ``cycle_guard`` below). With
       ``pseudo_update="max"`` the guard ends every cycle: ``õ`` values only rise and are
       bounded by ``o − 1``, so from some step on they are fixed and every cancellation is
       stale; the guard then comes on, the running request with the largest ``õ`` and the
@@ -95,20 +101,40 @@ class AMin:
     pseudo_update : {"max", "assign"}
         ``õ_j`` of a cancelled request: ``max(õ_j, a_j)`` (default) or Algorithm 2's
         ``õ_j ← a_j``, which may lower it (see above).
+    ties : {"per-request", "per-step"}
+        When a waiting request's random tie is drawn: once, when it joins the queue (default), or
+        afresh for every waiting request at every decision, as C re-sorts the waiting requests with
+        fresh random ties at each step (the order only matters when the policy decides, so a
+        re-sort per decision is a re-sort per step). The running set is re-sorted with fresh ties
+        at every cancellation under both.
+    cycle_guard : {"stale", "repeat", "off"}
+        When the cycle guard comes on: after twice as many stale cancellations since the last
+        completion as unfinished requests (default, above); ``"repeat"`` — when a cancellation round
+        meets a state it has met since the last completion (the running requests with their ``õ``
+        and tokens, the number of unfinished requests and the sum of their ``õ``; with
+        ``pseudo_update="max"`` equal sums of the same requests mean equal ``õ``), so a run whose
+        states never repeat is never changed; ``"off"`` — never (a cycle then runs into the
+        engines' loop guard). ``results/chen/amin-readings/README.md`` counts the runs each changes.
     """
 
     name = "a-min"
     visibility = Visibility.HIDDEN
 
     def __init__(self, seed: int = 0, readmit: str = "same-step", running_estimate: str = "certified",
-                 pseudo_update: str = "max") -> None:
+                 pseudo_update: str = "max", ties: str = "per-request", cycle_guard: str = "stale") -> None:
         if readmit not in ("same-step", "next-step"):
             raise ValueError(f"readmit must be 'same-step' or 'next-step', got {readmit!r}")
         if running_estimate not in ("certified", "literal", "repaired"):
             raise ValueError(f"running_estimate must be 'certified', 'literal' or 'repaired', got {running_estimate!r}")
         if pseudo_update not in ("max", "assign"):
             raise ValueError(f"pseudo_update must be 'max' or 'assign', got {pseudo_update!r}")
+        if ties not in ("per-request", "per-step"):
+            raise ValueError(f"ties must be 'per-request' or 'per-step', got {ties!r}")
+        if cycle_guard not in ("stale", "repeat", "off"):
+            raise ValueError(f"cycle_guard must be 'stale', 'repeat' or 'off', got {cycle_guard!r}")
         self.seed = int(seed)
+        self.ties = ties
+        self.cycle_guard = cycle_guard
         self.readmit = readmit
         self.running_estimate = running_estimate
         self.pseudo_update = pseudo_update
@@ -117,6 +143,10 @@ class AMin:
         if pseudo_update != "max":
             base = self.name[:-1] + "," if self.name.endswith(")") else f"{type(self).name}("
             self.name = f"{base}pseudo_update={pseudo_update})"
+        for key, value, default in (("ties", ties, "per-request"), ("cycle_guard", cycle_guard, "stale")):
+            if value != default:
+                base = self.name[:-1] + "," if self.name.endswith(")") else f"{self.name}("
+                self.name = f"{base}{key}={value})"
         self.reset(0)
 
     def reset(self, M: int) -> None:
@@ -125,9 +155,13 @@ class AMin:
         self.queue: list[tuple[int, float, int, RequestView]] = []  # (õ, random tie, position, request)
         self.running = ProjectedRunning(M, track_due=self.running_estimate == "certified")
         self.pseudo: dict[str, int] = {}  # õ_i of every unfinished request
+        self._admitted: dict[str, tuple[int, float, int, RequestView]] = {}  # queue entries of the last starts
         self.cancellations = 0
         self.since_completion = 0  # stale cancellations since the last completion (the cycle guard's clock)
         self.guarded = 0  # cancellation rounds whose order the cycle guard changed
+        self._pseudo_sum = 0  # Σ õ over the unfinished requests (the "repeat" guard's state)
+        self._states: set[tuple[frozenset[tuple[str, int, int]], int, int]] = set()  # met since the last completion
+        self._repeated = False  # the "repeat" guard is on until the next completion
 
     def initial_estimate(self, request: RequestView) -> int:
         """``õ_i`` at arrival: the lower end ``ℓ_i`` of the request's interval."""
@@ -138,12 +172,38 @@ class AMin:
 
     def on_arrival(self, t: int, request: RequestView) -> None:
         self.pseudo[request.id] = self.initial_estimate(request)
+        self._pseudo_sum += self.pseudo[request.id]
         self._enqueue(request)
 
     def on_complete(self, t: int, request: RequestView) -> None:
         self.running.remove(request.id)
-        del self.pseudo[request.id]
+        self._pseudo_sum -= self.pseudo.pop(request.id)
         self.since_completion = 0
+        self._states.clear()
+        self._repeated = False
+
+    def on_refused(self, t: int, requests: Sequence[RequestView]) -> None:
+        """The engine's batch limits deferred these starts of step ``t`` (:class:`llmopt.engine.core.Worker`).
+
+        Each one leaves the projected running set as if never started and goes back into the queue
+        with the entry it was admitted from — same ``õ``, same random tie — so it keeps its place in
+        the ascending-``õ`` order and heads the next admission. Its ``õ`` is unchanged: it produced
+        no token, so nothing new is certified.
+
+        Parameters
+        ----------
+        t : int
+            The step whose starts were refused.
+        requests : sequence of RequestView
+            The refused starts, a suffix of the last decision's ``start``.
+        """
+        for request in requests:
+            self.running.remove(request.id)
+            entry = self._admitted.pop(request.id, None)
+            if entry is None:  # not admitted from the queue at t: cannot happen, but stay in order
+                self._enqueue(request)
+            else:
+                heapq.heappush(self.queue, entry)
 
     def _tie(self) -> float:
         """The random key that breaks ties in ``õ`` (one draw per request and sort)."""
@@ -152,7 +212,19 @@ class AMin:
     def _guard_on(self) -> bool:
         """The cycle guard is on once the stale cancellations since the last completion reach twice
         the number of unfinished requests (class docstring)."""
-        return self.since_completion >= 2 * len(self.pseudo)
+        if self.cycle_guard == "stale":
+            return self.since_completion >= 2 * len(self.pseudo)
+        return self.cycle_guard == "repeat" and self._repeated
+
+    def _note_state(self, t: int) -> None:
+        """Record the state of this cancellation round for ``cycle_guard="repeat"``; a repeat turns the guard on."""
+        pseudo, items = self.pseudo, self.running.items
+        state = (frozenset((rid, pseudo[rid], t - entry[1]) for rid, entry in items.items()), len(pseudo),
+                 self._pseudo_sum)
+        if state in self._states:
+            self._repeated = True
+        else:
+            self._states.add(state)
 
     def _cancel(self, t: int, started: dict[str, None]) -> list[RequestView]:
         """Drop running requests in ascending ``õ`` (ties at random) until the batch of step ``t``
@@ -163,6 +235,8 @@ class AMin:
         running, pseudo, items = self.running, self.pseudo, self.running.items
         keys = {rid: (pseudo[rid], self._tie()) for rid in items}
         order = sorted(items, key=keys.__getitem__)
+        if self.cycle_guard == "repeat" and not self._repeated:
+            self._note_state(t)
         if self._guard_on():
             top = max(items, key=lambda rid: (keys[rid][0], t - items[rid][1], keys[rid][1]))
             if order[-1] != top:
@@ -182,6 +256,7 @@ class AMin:
                 new = t - start if assign else max(pseudo[rid], t - start)
                 if new <= pseudo[rid]:
                     self.since_completion += 1  # a stale cancellation: no bound rose
+                self._pseudo_sum += new - pseudo[rid]
                 pseudo[rid] = new
                 cancelled.append(request)
         self.cancellations += len(cancelled)
@@ -196,14 +271,18 @@ class AMin:
                 self._enqueue(request)
         if self.running_estimate == "certified":
             running.refresh(t)
+        if self.ties == "per-step" and self.queue:
+            self.queue = [(o_est, self._tie(), pos, request) for o_est, _, pos, request in self.queue]
+            heapq.heapify(self.queue)
         queue, profile = self.queue, running.profile
         wake = None
+        admitted = self._admitted = {}
         while queue:
             o_est, _, _, request = queue[0]
             if not profile.fits(t, request.prompt, o_est):
                 wake = profile.next_fit(t, request.prompt, o_est)
                 break
-            heapq.heappop(queue)
+            admitted[request.id] = heapq.heappop(queue)
             running.add(request, t, o_est)
             started[request.id] = None
         if self.running_estimate == "repaired" and running.usage_after(t) > self.M:

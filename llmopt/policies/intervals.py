@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Sequence
 
 from llmopt.engine.discrete import Decision, RequestView, SimulationError, Visibility
 from llmopt.engine.lookahead import LookaheadProfile
@@ -238,6 +239,7 @@ class AEll:
         self.stage: dict[str, int] = {}  # 0: projected with ℓ, 1: with u (promoted), 2: with M − s
         self.cancellations = 0
         self._checks: list[tuple[int, int, int, str]] = []  # (start + õ, arrival, position, id) of runs to watch
+        self._admitted: dict[str, tuple[int, RequestView]] = {}  # queue entries of the last decision's starts
 
     def _enqueue(self, request: RequestView) -> None:
         heapq.heappush(self.queue, (self.seq, request))
@@ -258,6 +260,26 @@ class AEll:
         self.running.remove(request.id)
         del self.stage[request.id]
 
+    def on_refused(self, t: int, requests: Sequence[RequestView]) -> None:
+        """The engine's batch limits deferred these starts of step ``t`` (:class:`llmopt.engine.core.Worker`).
+
+        Each one leaves the projected running set as if never started and goes back into the FIFO
+        queue with the sequence number it was admitted with, so it keeps its place (a promoted
+        request stays where its promotion put it) and its projection stage is unchanged. The
+        watch entry its start pushed goes stale: it names a start that never happened, and
+        :meth:`decide` skips entries whose run no longer matches.
+
+        Parameters
+        ----------
+        t : int
+            The step whose starts were refused.
+        requests : sequence of RequestView
+            The refused starts, a suffix of the last decision's ``start``.
+        """
+        for request in requests:
+            self.running.remove(request.id)
+            heapq.heappush(self.queue, self._admitted.pop(request.id))
+
     def decide(self, t: int) -> Decision:
         running, checks = self.running, self._checks
         cancelled: list[str] = []
@@ -274,13 +296,14 @@ class AEll:
         queue, profile = self.queue, running.profile
         started: list[str] = []
         wake = None
+        admitted = self._admitted = {}
         while queue:
             request = queue[0][1]
             o_est = self._estimate(request)
             if not profile.fits(t, request.prompt, o_est):
                 wake = profile.next_fit(t, request.prompt, o_est)
                 break
-            heapq.heappop(queue)
+            admitted[request.id] = heapq.heappop(queue)
             running.add(request, t, o_est)
             if o_est < self.M - request.prompt:  # a run projected with M − s cannot outlive it
                 heapq.heappush(checks, (t + o_est, request.arrival, request.position, request.id))

@@ -29,6 +29,19 @@ with extremely small β, this requires a significant time." Three readings:
   found by running the batch that does not fit. A small β clears little per clearing, so
   the next overflow comes sooner and clearings are many: the cost accrues over the run.
 
+The released code's reading (``admission="released"``, ``pass_batches``): the authors' released
+simulator (``anonymouspeople111/neurips2025-code``, ``alpha-beta.py``; read, not copied) admits
+differently — if the running requests' *current* usage is at most ``(1 − α)M``, every waiting
+prompt joins the batch in arrival order up to ``B`` jobs (``batch_cap``; B is set in an unreleased
+notebook), with no per-prompt check — and waits a fixed 1 s between β-passes that free too
+little. Here the admitted batch is checked before it runs: if its usage after the iteration would
+exceed ``M``, β-passes clear over the whole batch (a prompt admitted at this step and cleared simply
+does not start), so the cache never overflows (the released code clears after the overflowing
+batch); if the passes clear the whole batch, the first waiting prompt starts alone. The 1 s is
+charged as ``pass_batches`` lost decode batches per charged pass (the engines' stall unit is a
+batch: ``results/jaillet/lmsys/alpha_beta_readings.md`` picks ``pass_batches`` so that it is about
+1 s).
+
 Why a lost batch and not a fixed stall: the paper's simulator advances time only by
 batches (Vidur's batch times), and "after clearing the processing requests" the memory is
 checked again at the next batch. Measured (``results/jaillet/lmsys/README.md``): under this
@@ -91,10 +104,21 @@ class AlphaProtection:
         What a clearing pass costs (see the module docstring): nothing (default), one lost
         decode batch per pass after the first in an epoch, or one per pass (the timed
         readings need the continuous engine).
+    admission : {"per-prompt", "released"}
+        ``"per-prompt"`` (default): each new prompt must fit the projection within ``(1 − α)M``;
+        ``"released"``: the released code's gate on the current usage, then every waiting prompt
+        up to ``batch_cap`` jobs, β-passes over the batch if it would overflow (module docstring).
+    batch_cap : int, optional
+        ``B``: most jobs (running + new prompts) in a batch under ``admission="released"``
+        (default no cap).
+    pass_batches : int
+        Decode batches lost per charged clearing pass (default 1; ``pass_cost`` says which passes
+        are charged).
     """
 
     def __init__(self, alpha: float = 0.3, beta: float = 1.0, seed: int = 0, requeue: str = "front",
-                 pass_cost: str = "free") -> None:
+                 pass_cost: str = "free", admission: str = "per-prompt", batch_cap: int | None = None,
+                 pass_batches: int = 1) -> None:
         if not 0 <= alpha < 1:
             raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
         if not 0 < beta <= 1:
@@ -103,14 +127,25 @@ class AlphaProtection:
             raise ValueError(f"requeue must be 'front' or 'back', got {requeue!r}")
         if pass_cost not in _PASS_COSTS:
             raise ValueError(f"pass_cost must be one of {', '.join(map(repr, _PASS_COSTS))}, got {pass_cost!r}")
+        if admission not in ("per-prompt", "released"):
+            raise ValueError(f"admission must be 'per-prompt' or 'released', got {admission!r}")
+        if batch_cap is not None and (isinstance(batch_cap, bool) or not isinstance(batch_cap, int) or batch_cap < 1):
+            raise ValueError(f"batch_cap must be an integer >= 1, got {batch_cap!r}")
+        if isinstance(pass_batches, bool) or not isinstance(pass_batches, int) or pass_batches < 1:
+            raise ValueError(f"pass_batches must be an integer >= 1, got {pass_batches!r}")
         self.requeue = requeue
         self.pass_cost = pass_cost
+        self.admission = admission
+        self.batch_cap = batch_cap
+        self.pass_batches = pass_batches
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.seed = int(seed)
         self.name = (f"alpha-protection(alpha={alpha:g})" if beta == 1 else
                      f"alpha-beta-clearing(alpha={alpha:g},beta={beta:g})") + \
-            ("" if pass_cost == "free" else f"[pass_cost={pass_cost}]")
+            ("" if pass_cost == "free" else f"[pass_cost={pass_cost}]") + \
+            ("" if admission == "per-prompt" else f"[admission=released,B={batch_cap}]") + \
+            ("" if pass_batches == 1 else f"[pass_batches={pass_batches}]")
         self.reset(0)
 
     def reset(self, M: int) -> None:
@@ -120,6 +155,7 @@ class AlphaProtection:
         self.running: dict[str, tuple[RequestView, int]] = {}
         self.base = 0  # Σ_running (s_j − p_j)
         self.rng = random.Random(self.seed)
+        self._admitted: dict[str, tuple[Any, int, RequestView]] = {}  # queue entries of the last decision's starts
         self.clearings = 0
         self.clearing_passes = 0
         self._late = 0  # tie-breaker of requests re-queued at the back
@@ -131,8 +167,30 @@ class AlphaProtection:
         _, p = self.running.pop(request.id)
         self.base -= request.prompt - p
 
-    def _clear(self, t: int) -> list[str]:
-        """Evict until the usage after iteration ``t`` fits in ``M``; return the evicted ids."""
+    def on_refused(self, t: int, requests: Any) -> None:
+        """The engine's batch limits deferred these starts of step ``t`` (:class:`llmopt.engine.core.Worker`).
+
+        Each one leaves the running set as if never started and goes back into the queue with the
+        entry it was admitted from, so it keeps its FCFS place (a cleared request re-queued at the
+        back under ``requeue="back"`` keeps that place too) and heads the next admission.
+
+        Parameters
+        ----------
+        t : int
+            The step whose starts were refused.
+        requests : sequence of RequestView
+            The refused starts, a suffix of the last decision's ``start``.
+        """
+        for request in requests:
+            _, p = self.running.pop(request.id)
+            self.base -= request.prompt - p
+            heapq.heappush(self.queue, self._admitted.pop(request.id))
+
+    def _clear(self, t: int, started: list[str] | None = None) -> list[str]:
+        """Evict until the usage after iteration ``t`` fits in ``M``; return the evicted ids.
+
+        A request in ``started`` (admitted at ``t``) that a pass clears leaves ``started`` and goes back
+        to the queue unstarted instead."""
         running, M = self.running, self.M
         evicted: list[str] = []
         self.clearings += 1
@@ -145,6 +203,10 @@ class AlphaProtection:
             for rid in chosen:
                 request, p = running.pop(rid)
                 self.base -= request.prompt - p
+                if started is not None and p == t and rid in self._admitted:
+                    started.remove(rid)
+                    heapq.heappush(self.queue, self._admitted.pop(rid))
+                    continue
                 if self.requeue == "front":
                     heapq.heappush(self.queue, (request.arrival, request.position, request))
                 else:
@@ -156,19 +218,23 @@ class AlphaProtection:
     def decide(self, t: int) -> Decision:
         evicted: list[str] = []
         stall = 0
+        passes = self.clearing_passes
         if self.base + (t + 1) * len(self.running) > self.M:
-            passes = self.clearing_passes
             evicted = self._clear(t)
             if self.pass_cost != "free":
                 stall = self.clearing_passes - passes - (self.pass_cost == "extra-passes")
+        if self.admission == "released":
+            return self._released_admission(t, evicted, self.clearing_passes - passes, bool(evicted) or
+                                            bool(self.running))
         proj = self.base + (t + 1) * len(self.running)
         queue, started = self.queue, []
+        admitted = self._admitted = {}
         while queue:
             request = queue[0][2]
             need = request.prompt + 1
             if proj + need > self.threshold:
                 break
-            heapq.heappop(queue)
+            admitted[request.id] = heapq.heappop(queue)
             self.running[request.id] = (request, t)
             self.base += request.prompt - t
             proj += need
@@ -177,4 +243,43 @@ class AlphaProtection:
         # first iteration t' whose projection base + (t' + 1)·count exceeds M
         wake = (self.M - self.base) // count if count else None
         return Decision(start=tuple(started), evict=tuple(evicted), wake_at=wake if wake is not None and wake > t
-                        else None, stall=stall)
+                        else None, stall=stall * self.pass_batches)
+
+    def _released_admission(self, t: int, evicted: list[str], passes: int, ran: bool) -> Decision:
+        """``admission="released"``: gate on the current usage, admit up to ``batch_cap`` jobs, β-passes over
+        the batch if it would overflow (module docstring). ``passes``: the clearing passes this epoch made
+        before admission (one clearing with its passes, whichever side of admission they fall); ``ran``:
+        whether anything was running when the decision began (a stall is a lost decode batch of those
+        requests, so an idle worker's clearing of a fresh batch costs none)."""
+        queue, running, started = self.queue, self.running, []
+        admitted = self._admitted = {}
+        if self.base + t * len(running) <= self.threshold:
+            while queue and (self.batch_cap is None or len(running) < self.batch_cap):
+                entry = heapq.heappop(queue)
+                request = entry[2]
+                admitted[request.id] = entry
+                running[request.id] = (request, t)
+                self.base += request.prompt - t
+                started.append(request.id)
+        if self.base + (t + 1) * len(running) > self.M:
+            before = self.clearing_passes
+            evicted += self._clear(t, started)
+            if passes:
+                self.clearings -= 1  # a clearing before admission and one after it are one epoch's clearing
+            passes += self.clearing_passes - before
+            if not running and queue:
+                # the passes cleared the whole batch: the released code would run the next batch at once, so
+                # the FCFS head starts alone (s + 1 <= M always fits) instead of leaving the worker idle
+                entry = heapq.heappop(queue)
+                request = entry[2]
+                admitted[request.id] = entry
+                running[request.id] = (request, t)
+                self.base += request.prompt - t
+                started.append(request.id)
+        stall = 0 if self.pass_cost == "free" or not passes or not ran else \
+            passes - (self.pass_cost == "extra-passes")
+        count = len(running)
+        # first iteration t' whose projection base + (t' + 1)·count exceeds M
+        wake = (self.M - self.base) // count if count else None
+        return Decision(start=tuple(started), evict=tuple(evicted), wake_at=wake if wake is not None and wake > t
+                        else None, stall=stall * self.pass_batches)

@@ -24,10 +24,22 @@ and preempts ``self.running.pop()``; in later ones ``_schedule_default`` / ``_sc
   ``max_num_seqs`` / ``max_num_batched_tokens`` (read from the engine, running requests counted
   first, as vLLM's ``SchedulingBudget``) hold.
 
+* **Batching** (option ``batching``): ``"prefill-first"`` is vLLM v0's prefill-priority rule
+  (``_schedule_default``: ``_schedule_prefills`` runs first, and "Don't schedule decodes if prefills
+  are scheduled": when any prompt is admitted, the iteration is a prefill-only batch —
+  ``Decision.prefill_only``, a paused iteration on the continuous engine — and the running requests
+  keep their KV cache and wait; otherwise the running requests decode, with preemption as above and
+  no admission). Admission then sees the blocks the running set holds *now* (it does not grow in a
+  paused iteration). ``"mixed"`` (the default, unchanged from earlier releases, so every committed
+  result stays as it is) puts the new prompts into the batch that decodes every running request,
+  as vLLM v1's single token budget over prefills and decodes does. ``"prefill-first"`` runs only on
+  the single-worker continuous engine (the only clock with paused iterations).
+
 Differences from vLLM, all forced by the engine's model (DESIGN §1–§2) and stated here:
 
-* a batch always decodes every running request, with the new prompts in the same batch (vLLM v0
-  runs a prefill-only batch when it admits anything, pausing decodes for that iteration);
+* the batch limits count every running request as one token of the batch, paused or not (the engine's
+  and checker's accounting; vLLM v0 counts the running sequences against ``max_num_seqs`` but only
+  the prompt tokens of a prefill batch against ``max_num_batched_tokens``);
 * the prefill produces the first output token, so an admitted request needs
   ``ceil((s + 1) / B)`` blocks after its first batch (vLLM allocates ``ceil(s / B)`` and appends the
   next slot in the following decode);
@@ -121,6 +133,40 @@ class IterationScheduler:
                 return
 
     def decide(self, t: int) -> Decision:
+        return self.decode_first(t)
+
+    def admit(self, t: int, free: int, margin_if_running: int) -> tuple[list[str], bool]:
+        """Admit waiting requests FCFS while ``free`` blocks (less the margin) and the batch limits allow.
+
+        Returns the ids started (inserted into :attr:`running` with start ``t``) and whether a batch limit
+        stopped admission.
+        """
+        running, waiting = self.running, self.waiting
+        started: list[str] = []
+        seqs = tokens = len(running)
+        max_seqs, max_tokens = self.max_num_seqs, self.max_num_batched_tokens
+        margin = margin_if_running if running else 0
+        while waiting:
+            request = waiting[0]
+            need = self.admit_blocks(request)
+            if free - need < margin:
+                break
+            if (max_seqs is not None and seqs + 1 > max_seqs) or (
+                    max_tokens is not None and tokens + request.prompt > max_tokens):
+                return started, True
+            waiting.popleft()
+            entry = [(request.arrival, request.position), request, t, need]
+            bisect.insort(running, entry, key=lambda e: e[0])
+            free -= need
+            seqs += 1
+            tokens += request.prompt
+            started.append(request.id)
+            margin = margin_if_running
+        return started, False
+
+    def decode_first(self, t: int, admit: bool = True) -> Decision:
+        """The running requests grow (preempting the youngest when a block is missing), then, unless something
+        was preempted or ``admit`` is false, waiting requests join the same batch."""
         running, waiting, cap = self.running, self.waiting, self.capacity
         after = [self.blocks_after(entry, t) for entry in running]
         for entry, blocks in zip(running, after):
@@ -135,28 +181,9 @@ class IterationScheduler:
             for request in preempted:  # youngest first, so the oldest ends up at the front
                 waiting.appendleft(request)
             return Decision(evict=tuple(r.id for r in preempted), wake_at=t + 1)
-        started: list[str] = []
-        free = cap - total
-        seqs = tokens = len(running)
-        max_seqs, max_tokens = self.max_num_seqs, self.max_num_batched_tokens
-        budget_blocked = False
-        while waiting:
-            request = waiting[0]
-            need = self.admit_blocks(request)
-            margin = self.watermark_blocks() if running else 0
-            if free - need < margin:
-                break
-            if (max_seqs is not None and seqs + 1 > max_seqs) or (
-                    max_tokens is not None and tokens + request.prompt > max_tokens):
-                budget_blocked = True
-                break
-            waiting.popleft()
-            entry = [(request.arrival, request.position), request, t, need]
-            bisect.insort(running, entry, key=lambda e: e[0])
-            free -= need
-            seqs += 1
-            tokens += request.prompt
-            started.append(request.id)
+        if not admit:
+            return Decision(wake_at=self.wake(t, False))
+        started, budget_blocked = self.admit(t, cap - total, self.watermark_blocks())
         return Decision(start=tuple(started), wake_at=self.wake(t, budget_blocked))
 
 
@@ -168,15 +195,47 @@ class VLLMScheduler(IterationScheduler):
     watermark : float
         Fraction of the ``M // block_size`` blocks admission leaves free (vLLM's
         ``CacheConfig.watermark`` default, 0.01): ``int(watermark · blocks)`` blocks.
+    batching : {"mixed", "prefill-first"}
+        ``"mixed"`` (default): new prompts join the batch that decodes every running request (vLLM
+        v1-like). ``"prefill-first"``: vLLM v0's prefill-priority batches — an iteration that admits
+        anything is a prefill-only batch and the running requests wait (continuous engine only).
     """
 
     name = "vllm"
+    BATCHING = ("mixed", "prefill-first")
 
-    def __init__(self, watermark: float = 0.01) -> None:
+    def __init__(self, watermark: float = 0.01, batching: str = "mixed") -> None:
         if not 0 <= watermark < 1:
             raise ValueError(f"watermark must be in [0, 1), got {watermark!r}")
+        if batching not in self.BATCHING:
+            raise ValueError(f"batching must be one of {', '.join(self.BATCHING)}; got {batching!r}")
         self.watermark = float(watermark)
+        self.batching = batching
+        self._shifted: list[list[Any]] = []  # entries the last prefill-only decision paused
+        self._admitted = 0
         super().__init__()
+
+    def decide(self, t: int) -> Decision:
+        if self.batching == "mixed":
+            return self.decode_first(t)
+        self._shifted = []
+        before = list(self.running)
+        # the blocks held now: a paused iteration adds no token to the running requests
+        total = sum(-(-(e[1].prompt + t - e[2]) // self.block_size) for e in before)
+        started, budget_blocked = self.admit(t, self.capacity - total, self.watermark_blocks())
+        if not started:
+            return self.decode_first(t, admit=False)
+        for entry in before:  # they keep their tokens: one iteration later in the token count
+            entry[2] += 1
+        self._shifted, self._admitted = before, len(started)
+        return Decision(start=tuple(started), wake_at=self.wake(t, budget_blocked), prefill_only=True)
+
+    def on_refused(self, t: int, requests: Sequence[RequestView]) -> None:
+        super().on_refused(t, requests)
+        if self._shifted and len(requests) == self._admitted:  # nothing started: the engine did not pause
+            for entry in self._shifted:
+                entry[2] -= 1
+        self._shifted = []
 
     def admit_blocks(self, request: RequestView) -> int:
         return -(-(request.prompt + 1) // self.block_size)

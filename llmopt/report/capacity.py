@@ -8,7 +8,8 @@ from typing import Any
 
 from llmopt.capacity.planning import TARGET_STATS, CapacityResult, ClusterRun, LatencyTarget
 
-__all__ = ["capacity_rows", "capacity_summary", "plot_latency_vs_workers", "write_capacity_report"]
+__all__ = ["capacity_rows", "capacity_summary", "plot_latency_vs_workers", "write_capacity_report", "queue_over_time",
+           "plot_queue_over_time"]
 
 
 def capacity_rows(results: Sequence[tuple[str, str, CapacityResult, Sequence[ClusterRun]]]) -> list[dict[str, Any]]:
@@ -179,3 +180,97 @@ def write_capacity_report(out_dir: str | Path, suite: Any, meta: Mapping[str, An
 
 def _f(v: Any, digits: int = 1) -> str:
     return "—" if v is None else f"{float(v):,.{digits}f}"
+
+
+def queue_over_time(instance: Any, schedule: Any, times: Sequence[float]) -> tuple[list[int], list[int]]:
+    """Requests waiting and running in a continuous-time cluster run at each of ``times`` (seconds).
+
+    A request is *in the system* from its arrival until its completion; it is *running* from the start of
+    the batch its run's prompt is in until that run ends — its completion, or for a run evicted at the
+    decision of iteration ``t`` the end of batch ``t − 1`` (aborted runs count while they ran); it is
+    *waiting* when in the system and not running (queued, or evicted and not yet restarted). Counts are
+    summed over the workers.
+
+    Parameters
+    ----------
+    instance : TimedInstance
+    schedule : ClusterSchedule
+        A continuous-time run (``schedule.timed``) of ``instance``, every request completed.
+    times : sequence of float
+
+    Returns
+    -------
+    waiting, running : list of int
+        One count per entry of ``times``.
+    """
+    import numpy as np
+
+    if not schedule.timed:
+        raise ValueError("queue_over_time: needs a continuous-time cluster run (seconds)")
+    by_id = {r.id: r for r in instance.requests}
+    arrivals, completions, run_start, run_end = [], [], [], []
+    for w in schedule.workers:
+        ends = w.batch_start + w.batch_duration
+        for rid, k in w.starts.items():
+            arrivals.append(by_id[rid].arrival)
+            completions.append(w.completions[rid])
+            run_start.append(w.batch_start[k])
+            run_end.append(w.completions[rid])
+        for e in w.evictions:
+            if e.tokens_lost < 1:
+                continue
+            run_start.append(w.batch_start[e.start])
+            run_end.append(ends[e.t - 1])
+    t = np.asarray(times, dtype=float)
+    arrived = np.searchsorted(np.sort(arrivals), t, side="right")
+    done = np.searchsorted(np.sort(completions), t, side="right")
+    # a run is running at t when start <= t < end
+    running = (np.searchsorted(np.sort(run_start), t, side="right")
+               - np.searchsorted(np.sort(run_end), t, side="right"))
+    waiting = arrived - done - running
+    return [int(v) for v in waiting], [int(v) for v in running]
+
+
+def plot_queue_over_time(rows: Sequence[Mapping[str, Any]], path: str | Path, *, window_s: float | None = None,
+                         title: str = "") -> Path:
+    """One panel per setting (``rows``' ``setting`` column, in order of appearance): waiting requests (solid)
+    and running requests (dotted) against time, one colour per policy; ``window_s`` draws the last arrival."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    settings = list(dict.fromkeys(str(r["setting"]) for r in rows))
+    policies = list(dict.fromkeys(str(r["policy"]) for r in rows))
+    cols = min(3, len(settings))
+    nrows = -(-len(settings) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.6 * nrows), sharey=True, squeeze=False)
+    for ax, setting in zip(axes.flat, settings):
+        for i, p in enumerate(policies):
+            pts = [(float(r["t_s"]), int(r["waiting"]), int(r["running"])) for r in rows
+                   if r["setting"] == setting and r["policy"] == p]
+            if not pts:
+                continue
+            ts, wait, run = zip(*pts)
+            ax.plot(ts, wait, color=f"C{i}", lw=1.2, label=f"{p} waiting")
+            ax.plot(ts, run, color=f"C{i}", lw=0.8, ls=":")
+        if window_s is not None:
+            ax.axvline(window_s, color="k", lw=0.8, ls="--")
+        ax.set_title(setting, fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("requests (solid: waiting, dotted: running)")
+    for ax in list(axes.flat)[len(settings):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, [lab.removesuffix(" waiting") for lab in labels], fontsize=8, loc="lower center",
+               ncol=min(4, len(labels)), bbox_to_anchor=(0.5, 0.0))
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.07 if nrows > 1 else 0.12, 1, 1))
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

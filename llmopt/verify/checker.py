@@ -35,7 +35,7 @@ from typing import Any
 
 from llmopt.model.instance import Instance
 
-__all__ = ["CheckReport", "check_schedule"]
+__all__ = ["CheckReport", "check_schedule", "PrefillChunks", "prefill_chunks"]
 
 #: How many violations a :class:`CheckReport` lists before summarising the rest.
 MAX_VIOLATIONS = 20
@@ -143,6 +143,125 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+@dataclass(frozen=True)
+class PrefillChunks:
+    """Chunked prefill as :func:`prefill_chunks` reads it from a schedule.
+
+    Attributes
+    ----------
+    before : dict of (str, int) to int
+        ``(id, run start) → prompt tokens prefilled by partial chunks before that start``: the batch
+        of the start holds the other ``s − before`` prompt tokens (0 for a start with no chunks).
+    pieces : list of (int, str, int, int)
+        Every partial chunk as ``(step, id, tokens c, tokens prefilled before it q)``.
+    holdings : list of (int, int, int, str)
+        ``(a, b, h, id)``: the request holds ``h`` prefilled prompt tokens at every time of ``(a, b]``.
+    """
+
+    before: dict[tuple[str, int], int]
+    pieces: list[tuple[int, str, int, int]]
+    holdings: list[tuple[int, int, int, str]]
+
+
+def _as_chunk(item: Any) -> tuple[Any, Any, Any]:
+    """``(t, id, tokens)`` of a chunk given as a mapping or a triple."""
+    if isinstance(item, Mapping):
+        return item.get("t"), item.get("id"), item.get("tokens")
+    if isinstance(item, (tuple, list)) and len(item) == 3:
+        return item[0], item[1], item[2]
+    return None, None, None
+
+
+def prefill_chunks(instance: Instance, runs: Mapping[str, list[tuple[int, int]]], chunks: Any,
+                   report: Any) -> PrefillChunks:
+    """Read the partial prefill chunks of a schedule against its runs, reporting what is wrong.
+
+    A partial chunk ``(t, id, c)`` puts ``c`` more prompt tokens of request ``id`` into the batch of
+    step ``t`` without completing its prompt; it belongs to the request's first run that starts
+    after ``t`` (the start's batch holds the rest of the prompt and produces the first token), and
+    must lie after the end of the run before that one. ``c = 0`` marks a preempted partial prefill:
+    at step ``t`` (before that step's batch) the chunks since the request's last start or preemption
+    are dropped. Checked: known ids, integer ``t`` and ``c >= 0``, ``t >= a_i``, at most one chunk of
+    a request per step, a run to belong to, a preemption only after a chunk, and fewer than ``s_i``
+    tokens prefilled before the start.
+
+    Parameters
+    ----------
+    instance : Instance
+    runs : mapping of str to list of (int, int)
+        Every run ``(start, end)`` of each request, aborted and final, sorted by start.
+    chunks : iterable
+        ``(t, id, tokens)`` triples or mappings with those keys.
+    report : callable
+        Called with one message per violation.
+
+    Returns
+    -------
+    PrefillChunks
+    """
+    by_id: dict[str, list[tuple[int, int]]] = {}
+    known = set(instance.ids)
+    for j, item in enumerate(chunks or ()):
+        t, rid, c = _as_chunk(item)
+        where = f"chunk #{j} ({rid!r} at {t!r})"
+        if not isinstance(rid, str) or rid not in known:
+            report(f"{where}: unknown request id {rid!r} (not in the instance)")
+            continue
+        if not _is_int(t) or not _is_int(c) or c < 0:
+            report(f"{where}: t and tokens must be integers, tokens >= 0, got {t!r} and {c!r}")
+            continue
+        if t < instance.by_id(rid).arrival:
+            report(f"{where}: the chunk is before the arrival {instance.by_id(rid).arrival}")
+            continue
+        by_id.setdefault(rid, []).append((int(t), int(c)))
+    before: dict[tuple[str, int], int] = {}
+    pieces: list[tuple[int, str, int, int]] = []
+    holdings: list[tuple[int, int, int, str]] = []
+    for rid, items in by_id.items():
+        items.sort()
+        s = instance.by_id(rid).prompt
+        rr = runs.get(rid, [])
+        ks = [k for k, _e in rr]
+        attempt: dict[int, list[tuple[int, int]]] = {}
+        for t, c in items:
+            # the first run starting after t; a preemption at t comes before a start at t (evictions first)
+            j = bisect.bisect_right(ks, t) if c else bisect.bisect_left(ks, t)
+            if j == len(ks):
+                report(f"request {rid!r}: prefill chunk at step {t} after its last start"
+                       + (f" {ks[-1]}" if ks else " (it has none)"))
+                continue
+            if j and rr[j - 1][1] > t:
+                report(f"request {rid!r}: prefill chunk at step {t} while its run ({rr[j - 1][0]}, "
+                       f"{rr[j - 1][1]}] runs")
+                continue
+            attempt.setdefault(ks[j], []).append((t, c))
+        for k, seq in attempt.items():
+            q = 0
+            prev: int | None = None
+            for t, c in seq:
+                if not c:  # preempted: the chunks so far are dropped at t
+                    if prev is None or t <= prev:
+                        report(f"request {rid!r}: partial prefill preempted at step {t} with no chunk before it")
+                        continue
+                    holdings.append((prev, t, q, rid))
+                    q, prev = 0, None
+                    continue
+                if t == prev:
+                    report(f"request {rid!r}: two prefill chunks in the batch of step {t}")
+                if prev is not None:
+                    holdings.append((prev, t, q, rid))
+                pieces.append((t, rid, c, q))
+                q += c
+                prev = t
+                if q >= s:
+                    report(f"request {rid!r}: {q} prompt tokens prefilled in chunks before its start at {k}, "
+                           f"but its prompt has {s}: the start's batch must hold the last of them")
+            if prev is not None:
+                holdings.append((prev, k, q, rid))
+            before[(rid, k)] = q
+    return PrefillChunks(before, pieces, holdings)
+
+
 def _limit(limits: Any, name: str, default: Any) -> Any:
     """Field ``name`` of ``limits`` given as an object (``BatchLimits``) or a mapping (its JSON)."""
     if limits is None:
@@ -151,7 +270,8 @@ def _limit(limits: Any, name: str, default: Any) -> Any:
     return default if v is None else v
 
 
-def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, report: Any) -> None:
+def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, report: Any,
+                  pc: PrefillChunks | None = None) -> None:
     """Batch limits and the block count of ``runs`` (``(id, start, end, prompt)``), from the runs alone.
 
     A run ``(k, e]`` is in the batches of steps ``k … e − 1``: with its prompt (``s`` tokens) in the
@@ -161,6 +281,10 @@ def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, re
     start steps. A run's block count ``ceil((s + τ − k) / block_size)`` never falls while it runs,
     so the total is nondecreasing between consecutive run starts and ends: it is checked at each
     such piece's right end, and the first time over the capacity is found by bisection.
+
+    With chunked prefill (``pc``), a start's batch holds only the rest of its prompt, a batch with
+    partial chunks is checked too (each chunk is a request of it, with its tokens), and every
+    holding ``h`` of a partial prefill adds ``ceil(h / block_size)`` blocks on its interval.
     """
     max_seqs = _limit(limits, "max_num_seqs", None)
     max_tokens = _limit(limits, "max_num_batched_tokens", None)
@@ -170,43 +294,63 @@ def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, re
             report(f"limits: {name} = {v!r} is not a positive integer")
             return
     if max_seqs is not None or max_tokens is not None:
-        prefill: dict[int, list[int]] = {}  # start step -> [requests starting, their prompt tokens]
-        for _rid, k, _e, s in runs:
-            acc = prefill.setdefault(k, [0, 0])
+        # start step -> [requests starting, their prompt tokens in this batch, partial chunks, their tokens]
+        prefill: dict[int, list[int]] = {}
+        before = pc.before if pc else {}
+        for rid, k, _e, s in runs:
+            acc = prefill.setdefault(k, [0, 0, 0, 0])
             acc[0] += 1
-            acc[1] += s
+            acc[1] += s - before.get((rid, k), 0) if before else s
         events: dict[int, int] = {}
         for _rid, k, e, _s in runs:
             events[k] = events.get(k, 0) + 1
             events[e] = events.get(e, 0) - 1
+        for t, _rid, c, _q in pc.pieces if pc else ():
+            acc = prefill.setdefault(t, [0, 0, 0, 0])
+            acc[2] += 1
+            acc[3] += c
+            events.setdefault(t, 0)
         active = 0
         for tau in sorted(events):
             active += events[tau]
             if tau not in prefill:
                 continue
-            n_new, tokens_new = prefill[tau]
-            seqs, tokens = active, (active - n_new) + tokens_new
+            n_new, start_tokens, n_chunks, chunk_tokens = prefill[tau]
+            tokens_new = start_tokens + chunk_tokens
+            seqs, tokens = active + n_chunks, (active - n_new) + tokens_new
+            n_new += n_chunks
             if max_seqs is not None and seqs > max_seqs:
                 report(f"batch of step {tau}: {seqs} requests > max_num_seqs = {max_seqs}")
             if max_tokens is not None and tokens > max_tokens:
-                report(f"batch of step {tau}: {tokens} tokens ({tokens_new} prompt tokens of {n_new} starts "
+                what = "starts and chunks" if n_chunks else "starts"
+                report(f"batch of step {tau}: {tokens} tokens ({tokens_new} prompt tokens of {n_new} {what} "
                        f"+ {seqs - n_new} decodes) > max_num_batched_tokens = {max_tokens}")
     if block > 1:
         cap = M // block
-        points = sorted({k for _r, k, _e, _s in runs} | {e for _r, _k, e, _s in runs})
+        holds = sorted(pc.holdings) if pc else []
+        points = sorted({k for _r, k, _e, _s in runs} | {e for _r, _k, e, _s in runs}
+                        | {a for a, _b, _h, _r in holds} | {b for _a, b, _h, _r in holds})
+        held = 0  # blocks of the partial prefills holding on the current piece
 
         def blocks(tau: int, live: list[tuple[str, int, int, int]]) -> int:
-            return sum(-(-(s + tau - k) // block) for _r, k, _e, s in live)
+            return held + sum(-(-(s + tau - k) // block) for _r, k, _e, s in live)
 
         by_start = sorted(runs, key=lambda run: run[1])
         live: list[tuple[str, int, int, int]] = []
-        j = 0
+        live_holds: list[tuple[int, int, int, str]] = []
+        j = jh = 0
         for lo, hi in zip(points, points[1:]):  # the same runs hold memory at every time of (lo, hi]
             while j < len(by_start) and by_start[j][1] <= lo:
                 live.append(by_start[j])
                 j += 1
             live = [run for run in live if run[2] > lo]
-            if not live or blocks(hi, live) <= cap:
+            if holds:
+                while jh < len(holds) and holds[jh][0] <= lo:
+                    live_holds.append(holds[jh])
+                    jh += 1
+                live_holds = [x for x in live_holds if x[1] > lo]
+                held = sum(-(-h // block) for _a, _b, h, _r in live_holds)
+            if (not live and not held) or blocks(hi, live) <= cap:
                 continue
             a, b = lo + 1, hi  # first time over the capacity: blocks() is nondecreasing on (lo, hi]
             while a < b:
@@ -215,14 +359,15 @@ def _check_limits(M: int, runs: list[tuple[str, int, int, int]], limits: Any, re
                     b = mid
                 else:
                     a = mid + 1
-            names = ", ".join(run[0] for run in live[:_MAX_NAMED]) + (", ..." if len(live) > _MAX_NAMED else "")
+            ids = [run[0] for run in live] + [x[3] for x in live_holds]
+            names = ", ".join(ids[:_MAX_NAMED]) + (", ..." if len(ids) > _MAX_NAMED else "")
             report(f"memory at time {a} is {blocks(a, live)} blocks of {block} > M // block_size = {cap} "
                    f"blocks (running: {names})")
 
 
 def check_schedule(
     instance: Instance, starts: Mapping[str, Any], *, evictions: Any = None,
-    max_violations: int | None = MAX_VIOLATIONS, limits: Any = None,
+    max_violations: int | None = MAX_VIOLATIONS, limits: Any = None, chunks: Any = None,
 ) -> CheckReport:
     """Verify a schedule against ``instance`` (DESIGN §1): final starts, and evictions if any.
 
@@ -271,6 +416,12 @@ def check_schedule(
            ``k <= τ < end``) and at most ``max_num_batched_tokens`` tokens (the prompts of the
            runs starting at ``τ`` plus one per other request);
         7. with ``block_size = B > 1``, ``Σ ceil(usage_i(t) / B) <= M // B`` blocks at every time.
+    chunks : iterable, optional
+        Chunked prefill: ``(t, id, tokens)`` of every *partial* prefill chunk (see
+        :func:`prefill_chunks`, which checks them). A request prefilled in chunks holds its prefilled
+        prompt tokens from the batch of its first chunk until its start, and they count in checks 5
+        and 7; in check 6 a batch holds each chunk's tokens and each start's *rest* of its prompt,
+        and a request with a chunk in it counts as one of its requests.
 
     Returns
     -------
@@ -350,6 +501,15 @@ def check_schedule(
             run_end.append(e)
             run_s.append(r.prompt)
 
+    pc: PrefillChunks | None = None
+    if chunks:
+        by_run: dict[str, list[tuple[int, int]]] = {}
+        for rid, k, e in zip(run_ids, run_k, run_end):
+            by_run.setdefault(rid, []).append((k, e))
+        for v in by_run.values():
+            v.sort()
+        pc = prefill_chunks(instance, by_run, chunks, report)
+
     makespan = max((final[r.id] + r.output for r in instance.requests if r.id in final), default=0)
     first = min((r.arrival for r in instance.requests), default=0)
     origin = min([first, *run_k]) if run_k else first
@@ -366,6 +526,9 @@ def check_schedule(
             de = delta.setdefault(e, [0, 0])
             de[0] -= s - k
             de[1] -= 1
+        for a, b, h, _rid in pc.holdings if pc else ():  # a partial prefill holds h tokens on (a, b]
+            delta.setdefault(a - origin, [0, 0])[0] += h
+            delta.setdefault(b - origin, [0, 0])[0] -= h
         bps = sorted(delta)
         C: list[int] = []
         S: list[int] = []
@@ -411,7 +574,7 @@ def check_schedule(
                     break
 
     if limits is not None and run_k:
-        _check_limits(instance.M, list(zip(run_ids, run_k, run_end, run_s)), limits, report)
+        _check_limits(instance.M, list(zip(run_ids, run_k, run_end, run_s)), limits, report, pc)
 
     if n_violations > len(violations):
         violations.append(f"... and {n_violations - len(violations)} more violations")

@@ -18,7 +18,8 @@ the policies. It checks:
    aborted runs included), :func:`llmopt.verify.timed.check_timed_schedule` in continuous time
    (the same in iteration units, plus every batch duration from the cost model, the worker's own
    clock — its first batch at its first arrival, an idle worker resuming only at an arrival of one
-   of *its* requests — and the stalls).
+   of *its* requests — and the stalls), each with the batch limits and block size its schedule
+   claims (``limits``: per worker, as for one worker) and, in continuous time, its prefill chunks.
 4. **What the run claims**, when it claims it (a :class:`~llmopt.model.cluster_schedule.ClusterSchedule`
    or its JSON): each worker's TEL (discrete) and the per-request latencies must equal the
    recomputed ones.
@@ -191,7 +192,8 @@ def check_cluster_schedule(instance: Instance | TimedInstance, schedule: Any, co
             sub_t = TimedInstance(instance.M, tuple(rs), name=f"{instance.name}/worker {w}",
                                   predictions_may_miss=instance.predictions_may_miss)
             rep_t = check_timed_schedule(sub_t, starts, wd.get("batch_start", ()), wd.get("batch_duration", ()),
-                                         cost_model, evictions=evictions, stalls=wd.get("stalls"))
+                                         cost_model, evictions=evictions, stalls=wd.get("stalls"),
+                                         limits=wd.get("limits"), chunks=wd.get("chunks"))
             reports.append(rep_t)
             if not rep_t.ok:
                 violations.extend(f"worker {w}: {v}" for v in rep_t.violations)
@@ -212,7 +214,7 @@ def check_cluster_schedule(instance: Instance | TimedInstance, schedule: Any, co
         else:
             sub = Instance(instance.M, tuple(rs), name=f"{instance.name}/worker {w}",
                            predictions_may_miss=instance.predictions_may_miss)
-            rep = check_schedule(sub, starts, evictions=evictions)
+            rep = check_schedule(sub, starts, evictions=evictions, limits=wd.get("limits"), chunks=wd.get("chunks"))
             reports.append(rep)
             if not rep.ok:
                 violations.extend(f"worker {w}: {v}" for v in rep.violations)

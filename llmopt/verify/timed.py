@@ -25,6 +25,26 @@ the policies or the look-ahead module. It checks:
    when iteration ``k``'s decision began — recomputed from the runs: those decoding in
    ``k`` plus those evicted at ``k``, each with context ``s + (k − p)``.
 5. **Latencies** are recomputed: completion = end of the batch of the last token.
+
+**Chunked prefill** (``chunks``: every *partial* prefill chunk ``(iteration, id, tokens)``): a
+prompt may be prefilled over several batches before its start, whose batch holds the rest of it
+and produces the first token. Check 1 then also verifies the chunks
+(:func:`llmopt.verify.checker.prefill_chunks`: each belongs to a later start of its request, the
+prompt is fully prefilled only in the start's batch — so never decoded before — and the prefilled
+tokens count in the memory and block checks, the chunk tokens in ``max_num_batched_tokens``);
+check 3 times a chunk of ``c`` tokens after ``p`` in the cache as ``c`` prefill tokens with
+attention term ``(p + c)² − p²`` (:class:`~llmopt.model.batch.BatchShape`), a start after chunks
+as the rest of its prompt.
+
+**Paused iterations** (``paused``: vLLM v0's prefill-priority batches, ``Decision.prefill_only``): a
+paused iteration's batch holds only the prefills of the runs that start there; every other run keeps
+its tokens. The checks then run on the runs alone, with the paused iterations counted in
+(:func:`_check_paused`): a run started at ``k`` ends at the first ``e`` with ``e − k − (paused in
+(k, e)) = o`` (an evicted run at ``t`` has produced ``t − k − (paused in (k, t))`` tokens, and its start
+is given by ``eviction_starts``); after iteration ``j`` it holds ``s + 1 + (j − k) − (paused in (k, j])``
+tokens, so the memory and block counts stay flat across a pause; a paused batch is timed with no
+decodes and must hold a prefill; batch limits count every running request, paused or not, as the
+engine does. Paused iterations are not combined with chunks or stalls (a violation).
 """
 
 from __future__ import annotations
@@ -38,9 +58,9 @@ import numpy as np
 
 from llmopt.model.instance import Instance, Request
 from llmopt.model.timed_instance import TimedInstance
-from llmopt.verify.checker import check_schedule
+from llmopt.verify.checker import check_schedule, prefill_chunks
 
-__all__ = ["TimedCheckReport", "check_timed_schedule"]
+__all__ = ["TimedCheckReport", "check_timed_run", "check_timed_schedule"]
 
 _REL_TOL = 1e-9
 _MAX_LISTED = 20
@@ -66,6 +86,18 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _REL_TOL * max(1.0, abs(a), abs(b))
 
 
+def check_timed_run(instance: TimedInstance, schedule: Any, cost_model: Any) -> TimedCheckReport:
+    """:func:`check_timed_schedule` of a :class:`~llmopt.model.timed_schedule.TimedSchedule` with every
+    record it carries (evictions, stalls, batch limits, prefill chunks, paused iterations), so that no
+    caller checks a run against less than it claims."""
+    limits = getattr(schedule, "limits", None)
+    return check_timed_schedule(instance, schedule.starts, schedule.batch_start, schedule.batch_duration, cost_model,
+                                evictions=schedule.evictions, stalls=schedule.stalls,
+                                limits=None if limits is None or limits.is_default else limits,
+                                chunks=schedule.chunks, paused=schedule.paused,
+                                eviction_starts=schedule.eviction_starts)
+
+
 def check_timed_schedule(
     instance: TimedInstance,
     starts: Mapping[str, Any],
@@ -76,6 +108,9 @@ def check_timed_schedule(
     evictions: Any = None,
     stalls: Mapping[Any, Any] | None = None,
     limits: Any = None,
+    chunks: Any = None,
+    paused: Sequence[int] | None = None,
+    eviction_starts: Sequence[int] | None = None,
 ) -> TimedCheckReport:
     """Verify a continuous-time run (see the module docstring for the checks).
 
@@ -95,6 +130,13 @@ def check_timed_schedule(
     limits : BatchLimits or mapping, optional
         The batch limits and block size the run claims (:attr:`TimedSchedule.limits`), verified in
         iteration units by :func:`llmopt.verify.checker.check_schedule` (checks 6 and 7 there).
+    chunks : iterable, optional
+        The partial prefill chunks ``(iteration, id, tokens)`` the run claims (:attr:`TimedSchedule.chunks`;
+        JSON: lists or mappings with ``t``, ``id``, ``tokens``). Default: none (whole prompts).
+    paused : sequence of int, optional
+        The paused (prefill-only) iterations the run claims (:attr:`TimedSchedule.paused`). Default: none.
+    eviction_starts : sequence of int, optional
+        With ``paused``: the start iteration of every evicted run, parallel to ``evictions``.
 
     Returns
     -------
@@ -120,9 +162,12 @@ def check_timed_schedule(
     # 1. arrivals in iteration units, then the discrete check (memory after every batch)
     arrivals = np.array([r.arrival for r in instance.requests], dtype=np.float64)
     arrival_it = np.searchsorted(bs, arrivals, side="left")
+    if paused:
+        return _check_paused(instance, starts, bs, bd, cost_model, evictions, eviction_starts, paused, stalls,
+                             limits, chunks, arrivals, arrival_it)
     discrete = Instance(instance.M, tuple(Request(r.id, int(a), r.prompt, r.output)
                                           for r, a in zip(instance.requests, arrival_it.tolist())))
-    base = check_schedule(discrete, starts, evictions=evictions, limits=limits)
+    base = check_schedule(discrete, starts, evictions=evictions, limits=limits, chunks=chunks)
     # its times are iterations: "memory at time τ" is the usage after iteration τ − 1
     violations.extend(f"(iteration units) {v}" for v in base.violations)
     if not base.ok:
@@ -130,16 +175,29 @@ def check_timed_schedule(
 
     # the runs, aborted ones included: (start iteration, end iteration, prompt)
     runs: list[tuple[int, int, int]] = []
+    run_ids: list[str] = []
     for e in evictions or ():
         t, rid, lost = (e.t, e.id, e.tokens_lost) if hasattr(e, "t") else (
             (e["t"], e["id"], e["tokens_lost"]) if isinstance(e, Mapping) else tuple(e))
         runs.append((int(t) - int(lost), int(t), instance.by_id(rid).prompt))
+        run_ids.append(rid)
     evicted_runs = runs[:]
     final_end: dict[str, int] = {}
     for r in instance.requests:
         k = int(starts[r.id][0] if isinstance(starts[r.id], (list, tuple)) else starts[r.id])
         runs.append((k, k + r.output, r.prompt))
+        run_ids.append(r.id)
         final_end[r.id] = k + r.output
+    pc = None
+    if chunks:  # already verified by check_schedule; read again for the batch shapes
+        by_run: dict[str, list[tuple[int, int]]] = {}
+        for rid, (p, e, _s) in zip(run_ids, runs):
+            by_run.setdefault(rid, []).append((p, e))
+        for v in by_run.values():
+            v.sort()
+        pc = prefill_chunks(discrete, by_run, chunks, lambda _msg: None)
+        if pc.pieces and max(t for t, _r, _c, _q in pc.pieces) >= K:
+            report(f"a prefill chunk lies outside the {K} recorded batches")
 
     # 2. runs within the recorded batches
     for p, e, _s in runs:
@@ -154,8 +212,17 @@ def check_timed_schedule(
     e_arr = np.array([r[1] for r in runs], dtype=np.int64)
     s_arr = np.array([r[2] for r in runs], dtype=np.int64)
     pre_n = np.bincount(p_arr, minlength=K + 1)[:K]
-    pre_tok = np.bincount(p_arr, weights=s_arr, minlength=K + 1)[:K]
-    pre_sq = np.bincount(p_arr, weights=s_arr * s_arr, minlength=K + 1)[:K]
+    if pc is None:
+        pre_tok = np.bincount(p_arr, weights=s_arr, minlength=K + 1)[:K]
+        pre_sq = np.bincount(p_arr, weights=s_arr * s_arr, minlength=K + 1)[:K]
+    else:  # a start after partial chunks holds the rest s − q of its prompt: term s² − q²; each chunk its c
+        q_arr = np.array([pc.before.get((rid, p), 0) for rid, (p, _e, _s) in zip(run_ids, runs)], dtype=np.int64)
+        pre_tok = np.bincount(p_arr, weights=s_arr - q_arr, minlength=K + 1)[:K]
+        pre_sq = np.bincount(p_arr, weights=s_arr * s_arr - q_arr * q_arr, minlength=K + 1)[:K]
+        for t, _rid, c, q in pc.pieces:
+            pre_n[t] += 1
+            pre_tok[t] += c
+            pre_sq[t] += c * c + 2 * c * q
     # decoding in iteration k: runs with p < k < e, context s + (k − p) = (s − p) + k
     dec = e_arr > p_arr + 1
     dn = np.zeros(K + 1, dtype=np.int64)
@@ -261,3 +328,193 @@ def _segment_peak(segments: Sequence[tuple[int, int, int]]) -> int:
     for (_b0, C, S), (b1, _C1, _S1) in zip(segments, segments[1:]):
         peak = max(peak, C + S * b1)
     return peak
+
+
+def _limits_of(limits: Any) -> tuple[Any, Any, Any]:
+    """``(max_num_seqs, max_num_batched_tokens, block_size)`` of a BatchLimits or its JSON mapping."""
+    if limits is None:
+        return None, None, 1
+    get = limits.get if isinstance(limits, Mapping) else (lambda k, d: getattr(limits, k, d))
+    return get("max_num_seqs", None), get("max_num_batched_tokens", None), get("block_size", 1) or 1
+
+
+def _check_paused(instance: TimedInstance, starts: Mapping[str, Any], bs: np.ndarray, bd: np.ndarray,
+                  cost_model: Any, evictions: Any, eviction_starts: Sequence[int] | None, paused: Sequence[int],
+                  stalls: Mapping[Any, Any] | None, limits: Any, chunks: Any, arrivals: np.ndarray,
+                  arrival_it: np.ndarray) -> TimedCheckReport:
+    """:func:`check_timed_schedule` for a run with paused iterations (see the module docstring).
+
+    Everything is recomputed from the runs and the paused iterations: with ``P(j)`` the paused
+    iterations below ``j``, a run ``(k, e)`` decodes in the non-paused iterations of ``(k, e)``, holds
+    ``(s + 1 − k + P(k + 1)) + (j − P(j + 1))`` tokens after iteration ``j`` of ``[k, e)``, and its KV
+    context in a decode at ``j`` is ``(s − k + P(k + 1)) + (j − P(j))``. ``O(K + #runs)`` with difference
+    arrays, plus ``O(Σ run lengths)`` for the block count when ``block_size > 1``.
+    """
+    from llmopt.model.batch import BatchShape
+
+    K = int(bs.size)
+    violations: list[str] = []
+
+    def fail() -> TimedCheckReport:
+        return TimedCheckReport(False, tuple(violations[:_MAX_LISTED]), None, None, None, 0, K)
+
+    if chunks or any(int(v) for v in (stalls or {}).values()):
+        violations.append("paused iterations are not combined with prefill chunks or stalls")
+        return fail()
+    try:
+        pz = sorted(int(k) for k in paused)
+    except (TypeError, ValueError):
+        violations.append(f"paused: {list(paused)!r} is not a list of iterations")
+        return fail()
+    if len(set(pz)) != len(pz) or (pz and (pz[0] < 0 or pz[-1] >= K)):
+        violations.append(f"paused: iterations must be distinct and within the {K} recorded batches")
+        return fail()
+    is_paused = np.zeros(K + 1, dtype=bool)
+    is_paused[pz] = True
+    P = np.concatenate(([0], np.cumsum(is_paused[:K]))).astype(np.int64)  # P[j]: paused iterations below j
+    g = np.arange(K + 1, dtype=np.int64) - P  # non-paused iterations below j (non-decreasing)
+
+    # the runs: (id, start, end, prompt); evicted ones from (t, id, tokens_lost) and their starts
+    runs: list[tuple[str, int, int, int]] = []
+    ev = list(evictions or ())
+    es = list(eviction_starts or ())
+    if len(es) != len(ev):
+        violations.append(f"{len(ev)} evictions but {len(es)} eviction starts (needed with paused iterations)")
+        return fail()
+    recomputed = 0
+    for e, k in zip(ev, es):
+        t, rid, lost = (e.t, e.id, e.tokens_lost) if hasattr(e, "t") else (
+            (e["t"], e["id"], e["tokens_lost"]) if isinstance(e, Mapping) else tuple(e))
+        t, k, lost = int(t), int(k), int(lost)
+        if not 0 <= k < t <= K:
+            violations.append(f"eviction of {rid!r} at iteration {t}: its run from {k} lies outside the batches")
+            continue
+        made = (t - k) - int(P[t] - P[k + 1])
+        if made != lost:
+            violations.append(f"eviction of {rid!r} at iteration {t}: a run from {k} has produced {made} tokens "
+                              f"(paused iterations counted), not {lost}")
+        runs.append((rid, k, t, instance.by_id(rid).prompt))
+        recomputed += lost
+    final_end: dict[str, int] = {}
+    for r in instance.requests:
+        if r.id not in starts:
+            violations.append(f"request {r.id!r} has no start")
+            continue
+        v = starts[r.id]
+        k = int(v[0] if isinstance(v, (list, tuple)) else v)
+        target = r.output + k - int(P[min(k + 1, K)]) if 0 <= k < K else -1
+        # the first e > k with g(e) = target (g is flat across a pause, so g(k) may equal it already)
+        e = k + 1 + int(np.searchsorted(g[k + 1:], target, side="left")) if target >= 0 else K + 1
+        if not 0 <= k < K or e > K:
+            violations.append(f"request {r.id!r}: its run from iteration {k} ({r.output} tokens) lies outside the "
+                              f"{K} recorded batches")
+            continue
+        runs.append((r.id, k, e, r.prompt))
+        final_end[r.id] = e
+    if violations:
+        return fail()
+    index = {r.id: j for j, r in enumerate(instance.requests)}
+    by_req: dict[str, list[tuple[int, int]]] = {}
+    for rid, k, e, _s in runs:
+        if k < int(arrival_it[index[rid]]):
+            violations.append(f"request {rid!r} runs from iteration {k}, before its arrival")
+        by_req.setdefault(rid, []).append((k, e))
+    for rid, spans in by_req.items():
+        spans.sort()
+        for (_k0, e0), (k1, _e1) in zip(spans, spans[1:]):
+            if k1 < e0:
+                violations.append(f"request {rid!r}: a run from iteration {k1} overlaps its run ending at {e0}")
+        if final_end[rid] != max(e for _k, e in spans):
+            violations.append(f"request {rid!r}: its final run is not its last")
+    if violations:
+        return fail()
+
+    k_arr = np.array([r[1] for r in runs], dtype=np.int64)
+    e_arr = np.array([r[2] for r in runs], dtype=np.int64)
+    s_arr = np.array([r[3] for r in runs], dtype=np.int64)
+    Pk1 = P[k_arr + 1]
+    # holding after iteration j ∈ [k, e): A + (j − P[j + 1]); active (running, paused or not) count
+    act = np.zeros(K + 1, dtype=np.int64)
+    hold = np.zeros(K + 1, dtype=np.int64)
+    np.add.at(act, k_arr, 1)
+    np.add.at(act, e_arr, -1)
+    np.add.at(hold, k_arr, s_arr + 1 - k_arr + Pk1)
+    np.add.at(hold, e_arr, -(s_arr + 1 - k_arr + Pk1))
+    active = np.cumsum(act)[:K]
+    jj = np.arange(K, dtype=np.int64)
+    usage = np.cumsum(hold)[:K] + active * (jj - P[1:K + 1])
+    for j in np.flatnonzero(usage > instance.M)[:_MAX_LISTED].tolist():
+        violations.append(f"memory after iteration {j}: {int(usage[j])} > M = {instance.M}")
+    max_seqs, max_tokens, block = _limits_of(limits)
+    if block > 1:
+        blocks = np.zeros(K, dtype=np.int64)
+        for k, e, s, pk in zip(k_arr.tolist(), e_arr.tolist(), s_arr.tolist(), Pk1.tolist()):
+            j = np.arange(k, e, dtype=np.int64)
+            blocks[k:e] += -(-(s + 1 - k + pk + j - P[j + 1]) // block)
+        for j in np.flatnonzero(blocks > instance.M // block)[:_MAX_LISTED].tolist():
+            violations.append(f"blocks after iteration {j}: {int(blocks[j])} of {block} > "
+                              f"M // block_size = {instance.M // block}")
+
+    # batch shapes: prefills of the runs starting at j; decodes of the runs with k < j < e unless j is paused
+    pre_n = np.bincount(k_arr, minlength=K + 1)[:K]
+    pre_tok = np.bincount(k_arr, weights=s_arr, minlength=K + 1)[:K]
+    pre_sq = np.bincount(k_arr, weights=s_arr * s_arr, minlength=K + 1)[:K]
+    dn = np.zeros(K + 1, dtype=np.int64)
+    dsum = np.zeros(K + 1, dtype=np.int64)
+    np.add.at(dn, k_arr + 1, 1)
+    np.add.at(dn, e_arr, -1)
+    np.add.at(dsum, k_arr + 1, s_arr - k_arr + Pk1)
+    np.add.at(dsum, e_arr, -(s_arr - k_arr + Pk1))
+    running = np.cumsum(dn)[:K]  # runs started before j and still held in j
+    live = ~is_paused[:K]
+    dec_n = np.where(live, running, 0)
+    dec_ctx = np.where(live, np.cumsum(dsum)[:K] + running * (jj - P[:K]), 0)
+    seqs = pre_n + running
+    for j in range(K):
+        if is_paused[j] and (pre_n[j] == 0 or running[j] == 0):
+            violations.append(f"iteration {j} is paused but " + ("holds no prefill" if pre_n[j] == 0
+                                                                   else "nothing runs to pause"))
+        elif pre_n[j] + dec_n[j] == 0:
+            violations.append(f"iteration {j} runs an empty batch")
+        else:
+            shape = BatchShape(int(pre_n[j]), int(round(pre_tok[j])), int(round(pre_sq[j])), int(dec_n[j]),
+                               int(dec_ctx[j]))
+            expect = float(cost_model.batch_time(shape))
+            if not _close(float(bd[j]), expect):
+                violations.append(f"iteration {j}{' (paused)' if is_paused[j] else ''}: duration {float(bd[j])!r} s, "
+                                  f"but the cost model gives {expect!r} s for {shape}")
+        if max_seqs is not None and seqs[j] > max_seqs:
+            violations.append(f"iteration {j}: {int(seqs[j])} requests > max_num_seqs = {max_seqs}")
+        if max_tokens is not None and pre_tok[j] + running[j] > max_tokens:
+            violations.append(f"iteration {j}: {int(pre_tok[j] + running[j])} tokens > "
+                              f"max_num_batched_tokens = {max_tokens}")
+        if len(violations) >= _MAX_LISTED:
+            break
+    if violations:
+        return fail()
+
+    # the clock: as check 4, a batch that holds a run of the previous one (paused or not) starts at its end
+    first = float(arrivals.min())
+    if not _close(float(bs[0]), first):
+        violations.append(f"the first batch starts at {float(bs[0])!r} s, not at the first arrival {first!r} s")
+    arrival_set = np.unique(arrivals)
+    for j in range(1, K):
+        end_prev = float(bs[j - 1] + bd[j - 1])
+        if running[j] > 0:
+            if not _close(float(bs[j]), end_prev):
+                violations.append(f"iteration {j} continues running requests but starts at {float(bs[j])!r} s, "
+                                  f"not at the end of iteration {j - 1} ({end_prev!r} s)")
+        elif not _close(float(bs[j]), end_prev):
+            i = int(np.searchsorted(arrival_set, bs[j]))
+            if bs[j] < end_prev or not (i < arrival_set.size and _close(float(arrival_set[i]), float(bs[j]))):
+                violations.append(f"iteration {j}: the idle worker resumes at {float(bs[j])!r} s, which is no "
+                                  "arrival time after the previous batch")
+        if len(violations) >= _MAX_LISTED:
+            break
+    if violations:
+        return fail()
+    ends = bs + bd
+    lat = {r.id: float(ends[final_end[r.id] - 1]) - r.arrival for r in instance.requests}
+    mean = math.fsum(lat.values()) / len(lat) if lat else None
+    peak = int(usage.max()) if K else 0
+    return TimedCheckReport(True, (), mean, lat, peak, recomputed, K)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.bench import conformance
-from llmopt.bench.plugins import load_plugins, registries
+from llmopt.bench.plugins import conformance, load_plugins, registries
 from llmopt.engine.discrete import Decision
 
 load_plugins()  # installed plug-ins are checked too
@@ -20,6 +19,24 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 def test_every_registry_has_a_check():
     assert set(CHECKS) == set(REG)
+
+
+def test_the_one_table_of_kinds_names_each_kind_s_own_check():
+    """Loading and validation share one table (``REGISTRY_TABLE``: registry, group, check). Breakage
+    caught: an entry naming another kind's check (``"router": ..., "check_policy"``)."""
+    from llmopt.bench.plugins.loading import REGISTRY_TABLE
+
+    for kind, entry in REGISTRY_TABLE.items():
+        assert entry.check == "check_" + kind.replace(" ", "_")
+        assert CHECKS[kind] is getattr(conformance, entry.check)
+
+
+def test_built_in_formulations_need_no_trust_check():
+    """``llmopt solve`` and ``llmopt.solve`` ask :func:`formulation_trust_problems` before a formulation's
+    solver bound may prove OPT: a built-in one passes without running its check."""
+    from llmopt.formulations import FORMULATIONS
+
+    assert all(conformance.formulation_trust_problems(name) == [] for name in FORMULATIONS.names())
 
 
 @pytest.mark.parametrize(("kind", "name"), [(k, n) for k in CHECKS for n in REG[k].names()])
@@ -44,6 +61,7 @@ def test_broken_policy_is_reported():
     POLICIES.register("greedy-bad", _Greedy)
     try:
         problems = conformance.check_policy("greedy-bad")
+        assert conformance.check("policy", "greedy-bad") == problems  # the one entry dispatches by kind
     finally:
         POLICIES.unregister("greedy-bad")
     assert any("SimulationError" in p for p in problems)
@@ -118,7 +136,8 @@ def test_a_router_that_answers_no_worker_is_reported():
 def test_a_study_module_without_report_or_with_a_bad_run_is_reported(monkeypatch):
     import types
 
-    from llmopt.bench import conformance, studies
+    from llmopt.bench import studies
+    from llmopt.bench.plugins import conformance
 
     name = studies.STUDIES.names()[0]
     broken = types.SimpleNamespace(run=lambda out: [], OPTIONS={"x": 1})

@@ -173,6 +173,22 @@ def test_ratio_vs_bound_is_against_the_certified_bound_not_the_incumbent(monkeyp
     assert rec["ratio_vs_bound"] > rec["ratio_vs_incumbent"]
 
 
+def test_the_record_keeps_the_incumbent_schedule_and_it_rechecks_to_the_incumbent() -> None:
+    from llmopt.bench.tasks import resolve_workload
+    from llmopt.verify.checker import check_schedule
+
+    suite = tiny_suite(seeds=(0,))
+    for task in suite.tasks():
+        rec = run_task(suite, task)
+        assert rec["error"] is None and rec["incumbent"] is not None
+        instance = resolve_workload(task.spec.workload)(task.seed, **dict(task.spec.params))
+        starts = rec["incumbent_starts"]
+        assert set(starts) == {r.id for r in instance.requests}
+        report = check_schedule(instance, starts)
+        assert report.ok and report.tel == rec["incumbent"]
+        json.dumps(rec, allow_nan=False)
+
+
 def test_records_are_plain_json(monkeypatch) -> None:
     rec = plain_record({"a": np.int64(3), "b": np.float32(0.5), "c": [np.bool_(True)], "d": {"e": (1, 2)}})
     assert rec == {"a": 3, "b": 0.5, "c": [True], "d": {"e": [1, 2]}}
@@ -315,6 +331,16 @@ def test_bench_cli_defaults_to_runs_and_reports(tmp_path: Path, monkeypatch) -> 
         assert len((out / "trials.jsonl").read_text().splitlines()) == 2
         assert (out / "summary.md").exists() and (out / "ratio_hist.png").exists()
         assert not (tmp_path / "results").exists()
+        entry = json.loads((out / "manifest.json").read_text())["test-cli-suite"]
+        assert entry["kind"] == "suite" and entry["regenerated"] is True and "not_regenerated" not in entry
+        assert entry["command"] == json.loads((out / "suite.json").read_text())["runs"][-1]["command"]
+        assert {"trials.jsonl", "summary.md", "suite.json"} <= set(entry["files"])
+        assert "manifest.json" not in entry["files"]
+        # A rerun that computes nothing (every task recorded) rebuilds the report but regenerates nothing.
+        result = runner.invoke(app, ["bench", "run", "test-cli-suite", "--executor", "inline", "--no-progress"])
+        assert result.exit_code == 0, result.output
+        entry = json.loads((out / "manifest.json").read_text())["test-cli-suite"]
+        assert entry["regenerated"] is False and "took 2 task(s) from earlier records" in entry["not_regenerated"]
         (out / "summary.md").unlink()
         result = runner.invoke(app, ["bench", "report", "test-cli-suite"])
         assert result.exit_code == 0, result.output
@@ -442,3 +468,17 @@ def test_the_eta_weights_tasks_by_their_workload_entry_and_names_the_worst_case(
     assert eta.estimate()[0] == (2 * 3.0 + 3 * 300.0) / 2
     assert "up to" in eta.text() and "if every remaining IP runs to its limit" in eta.text()
     assert Eta(tasks, workers=1).estimate() == (None, None)
+
+
+def test_the_api_writes_the_suite_manifest_with_the_cli_line(tmp_path: Path) -> None:
+    from llmopt.api import run_suite as api_run_suite
+
+    SUITES.register("test-api-suite", tiny_suite(seeds=(0,), name="test-api-suite"))
+    try:
+        out = tmp_path / "o"
+        api_run_suite("test-api-suite", out, executor="inline", progress=False)
+        entry = json.loads((out / "manifest.json").read_text())["test-api-suite"]
+        assert entry["command"] == f"llmopt bench run test-api-suite --out {out} --no-progress"
+        assert entry["regenerated"] is True
+    finally:
+        SUITES.unregister("test-api-suite")

@@ -68,7 +68,7 @@ def test_a_plugin_policy_resolves_in_python_with_no_call_to_make(env) -> None:
         "import llmopt, llmopt.policies\n"
         "from llmopt.policies import POLICIES\n"
         "read_at_import = POLICIES._plugins_read\n"
-        "from llmopt.bench.conformance import check_policy\n"
+        "from llmopt.bench.plugins.conformance import check_policy\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
         "    problems = check_policy('plug-fcfs')\n"

@@ -78,7 +78,7 @@ def test_the_registry_table_names_each_registry_and_its_group() -> None:
     regs = registries()
     assert set(regs) == set(REGISTRY_TABLE)
     for kind, reg in regs.items():
-        assert (reg.kind, reg.group) == (kind, REGISTRY_TABLE[kind][2])
+        assert (reg.kind, reg.group) == (kind, REGISTRY_TABLE[kind].group)
 
 
 def test_the_offline_fallback_declares_the_plugin_package_s_own_entry_points() -> None:
@@ -95,7 +95,7 @@ def test_the_offline_fallback_declares_the_plugin_package_s_own_entry_points() -
     fallback.read_string(ENTRY_POINTS)
     declared = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]["entry-points"]
     assert {g: dict(fallback[g]) for g in fallback.sections()} == declared
-    assert set(declared) <= {group for _, _, group in REGISTRY_TABLE.values()}
+    assert set(declared) <= {k.group for k in REGISTRY_TABLE.values()}
 
 
 def test_plugin_is_not_visible_without_installing_it() -> None:
@@ -110,7 +110,7 @@ def test_every_plugin_stage_is_registered_and_conforms(plugin_env) -> None:
     for name in ("j0-running-status", "uniform-lambda", "longest-first", "plugin-tiny", "plugin-suite"):
         assert name in listing
     code = (
-        "import json; from llmopt.bench.plugins import load_plugins; from llmopt.bench import conformance as c; "
+        "import json; from llmopt.bench.plugins import conformance as c, load_plugins; "
         "load_plugins(); print(json.dumps({k: f(n) for k, f, n in ["
         "('formulation', c.check_formulation, 'j0-running-status'), ('bound', c.check_bound, 'uniform-lambda'), "
         "('policy', c.check_policy, 'longest-first'), ('workload', c.check_workload, 'plugin-tiny'), "

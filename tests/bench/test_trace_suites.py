@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.plugins.conformance import check_suite
 from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
 from llmopt.cli.main import app
 from llmopt.papers.jaillet.suites import J52_POLICIES

@@ -3,11 +3,13 @@ what the schedule records, and the errors for runs the limits make impossible.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
-from llmopt.engine.discrete import SimulationError, simulate
+from llmopt.engine.discrete import Decision, SimulationError, simulate
 from llmopt.model.instance import Instance, Request
 from llmopt.model.schedule import BatchLimits
 from llmopt.model.timed_instance import TimedInstance, TimedRequest
@@ -61,9 +63,22 @@ def test_a_step_policy_under_limits() -> None:
 
 
 def test_a_policy_without_on_refused_cannot_run_under_batch_limits() -> None:
-    with pytest.raises(SimulationError, match="alpha-protection.*no on_refused"):
-        simulate(FOUR, make_policy("alpha-protection", alpha=0.5), max_num_seqs=2)
-    simulate(FOUR, make_policy("alpha-protection", alpha=0.5), block_size=1)  # no batch limit: runs
+    class NoHook:  # an event policy that starts everything and cannot take starts back
+        name = "no-hook"
+
+        def __init__(self) -> None:
+            self.waiting: list[str] = []
+
+        def on_arrival(self, t: int, request: Any) -> None:
+            self.waiting.append(request.id)
+
+        def decide(self, t: int) -> Decision:
+            start, self.waiting = tuple(self.waiting), []
+            return Decision(start=start)
+
+    with pytest.raises(SimulationError, match="no-hook.*no on_refused"):
+        simulate(FOUR, NoHook(), max_num_seqs=2)
+    simulate(FOUR, NoHook(), block_size=1)  # no batch limit: runs
 
 
 def test_a_prompt_over_the_token_budget_is_named() -> None:
@@ -105,9 +120,9 @@ def test_continuous_clock_records_and_respects_the_limits() -> None:
     assert not tight.ok and "requests > max_num_seqs = 2" in tight.violations[0]
 
 
-def test_limits_on_a_cluster_run_are_refused_by_name() -> None:
+def test_limits_apply_to_each_worker_of_a_cluster_run() -> None:
     import llmopt
 
-    with pytest.raises(ValueError, match="max_num_seqs apply to one worker"):
-        llmopt.simulate(FOUR, "fcfs", workers=2, max_num_seqs=2)
-    assert llmopt.simulate(FOUR, "fcfs", workers=2, block_size=1).K == 2  # the default is no limit
+    run = llmopt.simulate(FOUR, "fcfs", workers=2, max_num_seqs=1)
+    assert run.K == 2 and all(w.limits == BatchLimits(max_num_seqs=1) for w in run.workers)
+    assert llmopt.check(FOUR, run).ok

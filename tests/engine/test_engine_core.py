@@ -73,7 +73,7 @@ def test_hand_traced_run_with_an_eviction() -> None:
     assert w.running == {0: 0, 1: 0} and not w.waiting
     assert w.base == (2 - 0) + (3 - 0)
     assert usage(w, 1) == (2 + 1) + (3 + 1)
-    assert w.prefill() == (2, 2 + 3, 2 * 2 + 3 * 3)
+    assert w.prefill() == (2, 2 + 3, 2 * 2 + 3 * 3, 2, 2 + 3)  # no chunks: the starts are the whole prefill
     assert w.next_completion() == 2  # r1: 0 + 2
 
     # t = 1: r2 arrives; r0 is evicted (1 token lost) and r2 starts
@@ -85,11 +85,11 @@ def test_hand_traced_run_with_an_eviction() -> None:
     assert w.waiting == {0} and w.running == {1: 0, 2: 1}
     assert w.base == (3 - 0) + (1 - 1)  # r0's (2 − 0) left the aggregate
     assert usage(w, 2) == (3 + 2) + (1 + 1)
-    assert w.prefill() == (1, 1, 1)
+    assert w.prefill() == (1, 1, 1, 1, 1)
     # the decode part of the batch of t = 1, as the continuous engine derives it: r1, with 3 + 1 tokens of context
-    new_n, new_tokens, _ = w.prefill()
+    _, _, _, n_started, started_prompts = w.prefill()
     count = len(w.running)
-    assert (count - new_n, w.base - new_tokens + 1 * count) == (1, 3 + 1)
+    assert (count - n_started, w.base - started_prompts + 1 * count) == (1, 3 + 1)
     assert w.since_completion == 1
 
     # t = 2: r1 completes; r0 starts again

@@ -89,7 +89,7 @@ def test_cli_bad_options_are_one_line(small: Path) -> None:
     assert code == 2 and "--kv-capacity-from" in out and "gpu_mem='lots'" in out
     code, out = _run(str(small), "--max-num-seqs", "0")
     assert code == 2 and "--max-num-seqs must be >= 1" in out
-    code, out = _run(str(small), "--block-size", "16", "--workers", "2")
-    assert code == 2 and "apply to one worker" in out
+    code, out = _run(str(small), "--block-size", "0", "--workers", "2")
+    assert code == 2 and "--block-size must be >= 1" in out
     code, out = _run(str(small), "--max-num-batched-tokens", "2")  # prompts of 3
     assert code == 1 and "prompt of 3 tokens > max_num_batched_tokens = 2" in out and "Traceback" not in out

@@ -596,7 +596,7 @@ class OneAtATime:
 
 @pytest.mark.parametrize("cls", [LargestPromptFirst, OneAtATime])
 def test_documented_policies_run_and_conform(cls):
-    from llmopt.bench import conformance
+    from llmopt.bench.plugins import conformance
     from llmopt.policies import POLICIES, Policy
 
     assert isinstance(cls(), Policy)

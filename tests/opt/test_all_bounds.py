@@ -29,7 +29,11 @@ What is checked, per bound stage:
    ``energy`` — the claimed value + 1, and a non-SRPT order; ``zone-lp`` — the largest zone
    multiplier ``μ``, and separately the largest ``λ``, of :func:`llmopt.opt.bounds.zone_multipliers`;
    ``zone-tree`` — the claimed bound of :func:`llmopt.opt.zone_tree.zone_tree` nudged up, and a
-   tree whose root's two children are one node (rejected as not a tree)
+   tree whose root's two children are one node (rejected as not a tree); ``sawtooth-lp``, ``config-lp``,
+   ``config-sawtooth-lp`` — the certificate of :func:`llmopt.opt.cut_bounds.cut_and_price` (its largest
+   ``λ``, sawtooth multiplier ``ν`` or configuration-table entry ``η`` nudged; a sawtooth row's ``ρ``
+   raised by one and a table cut short, both rejected as invalid; ``tests/opt/test_cut_bounds.py``
+   tests that certificate in depth)
    (``tests/formulations/test_zones.py`` tests the zone certificate in depth). The checker itself must reject a
    negative and a non-finite ``λ``, and the energy checker a claim above its value
    (cross-reference to ``tests/opt/test_energy_bound.py``, which tests the energy certificate in depth).
@@ -329,6 +333,38 @@ def _tamper_tree(which: str) -> Callable[[pytest.MonkeyPatch], None]:
     return patch
 
 
+def _tamper_cut(which: str) -> Callable[[pytest.MonkeyPatch], None]:
+    """Corrupt the certificate :func:`llmopt.opt.cut_bounds.cut_and_price` hands the checker: the largest memory
+    multiplier (``"lambda"``), sawtooth-row multiplier (``"nu"``) or configuration-table entry (``"eta"``)
+    nudged, a sawtooth row's ``ρ`` raised by one (``"rho"``: no longer valid), or a table cut short (``"table"``)."""
+
+    def patch(mp: pytest.MonkeyPatch) -> None:
+        import llmopt.opt.cut_bounds as cut_mod
+
+        real = cut_mod.cut_and_price
+
+        def tampered(*args, **kwargs):
+            c = real(*args, **kwargs)
+            if which == "lambda":
+                return replace(c, lam=(c.lam[0], _nudge(c.lam[1])))
+            if which in ("nu", "rho"):
+                assert c.rows, "the tampering needs a sawtooth row in the certificate"
+                if which == "rho":
+                    (t0, L, d, rho), v = c.rows[0]
+                    return replace(c, rows=[((t0, L, d, rho + 1), v), *c.rows[1:]])
+                nu = _nudge([v for _, v in c.rows])
+                return replace(c, rows=[(r, float(v)) for (r, _), v in zip(c.rows, nu, strict=True)])
+            assert c.knapsack, "the tampering needs a configuration table in the certificate"
+            t = max(c.knapsack, key=lambda u: float(c.knapsack[u].max()))
+            tables = dict(c.knapsack)
+            tables[t] = _nudge(tables[t]) if which == "eta" else tables[t][:-1]
+            return replace(c, knapsack=tables)
+
+        mp.setattr(cut_mod, "cut_and_price", tampered)
+
+    return patch
+
+
 @dataclass(frozen=True)
 class Tampering:
     """How to corrupt one stage's certificate, on which instance, and what must catch it."""
@@ -360,6 +396,13 @@ TAMPERINGS: dict[str, list[Tampering]] = {
     "lag-lp": [Tampering(_tamper_clique_colgen("mu"), PEAKS, 10),
                Tampering(_tamper_clique_colgen("lambda"), IDENTICAL, 12),  # on PEAKS its cliques carry it all
                Tampering(_tamper_clique_members, PEAKS, 10, raises="clique")],
+    "sawtooth-lp": [Tampering(_tamper_cut("lambda"), PEAKS, 10), Tampering(_tamper_cut("nu"), PEAKS, 10),
+                    Tampering(_tamper_cut("rho"), PEAKS, 10, raises="exceeds min_q")],
+    "config-lp": [Tampering(_tamper_cut("eta"), PEAKS, 10), Tampering(_tamper_cut("lambda"), IDENTICAL, 12),
+                  Tampering(_tamper_cut("table"), PEAKS, 10, raises="entries, not M")],
+    "config-sawtooth-lp": [Tampering(_tamper_cut("nu"), PEAKS, 10), Tampering(_tamper_cut("eta"), PEAKS, 10),
+                           Tampering(_tamper_cut("lambda"), IDENTICAL, 12),
+                           Tampering(_tamper_cut("rho"), PEAKS, 10, raises="exceeds min_q")],
     "energy": [Tampering(_tamper_energy_value, ENERGY, 10, raises="certifies only"),
                Tampering(_tamper_energy_order, ENERGY, 10, raises="not shortest-remaining-energy-first")],
 }

@@ -54,7 +54,7 @@ from helpers import exhaustive_opt, is_feasible, random_tiny_instance, tel_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmopt.bench.conformance import check_bound
+from llmopt.bench.plugins.conformance import check_bound
 from llmopt.engine.discrete import simulate
 from llmopt.model.instance import Instance
 from llmopt.opt.bounds import BOUNDS, EnergyCertificate, compute_bound, energy_bound, energy_certificate

@@ -168,7 +168,7 @@ def test_heuristic_lowers_polyak_target():
 @pytest.mark.parametrize("name", ["sgs-energy", "sgs-lagrangian"])
 def test_stages_pass_the_conformance_check(name: str):
     """Checker-verified, never below OPT, and the same schedule twice (no deadline: a step budget)."""
-    from llmopt.bench.conformance import check_upper_bound
+    from llmopt.bench.plugins.conformance import check_upper_bound
 
     assert check_upper_bound(name) == []
 

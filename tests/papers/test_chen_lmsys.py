@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from llmopt.bench.conformance import check_suite
+from llmopt.bench.plugins.conformance import check_suite
 from llmopt.bench.suites import SUITES, Suite, WorkloadSpec
 from llmopt.papers.chen.lmsys_report import (
     CHEN_LMSYS,

@@ -2,7 +2,7 @@
 
 What is checked:
 
-* the suite conforms (:func:`llmopt.bench.conformance.check_suite`) and is what the report expects
+* the suite conforms (:func:`llmopt.bench.plugins.conformance.check_suite`) and is what the report expects
   (H-SF the reference, the figure / ``conv`` / ``opt`` entries, the M-for-50-waves rule);
 * the report's ratios on hand-made records: against H-SF (C's ratio), against the certified
   bound (an upper bound on the ratio to OPT) and against a proven OPT only where one is proven;
@@ -30,8 +30,8 @@ import math
 import numpy as np
 import pytest
 
-from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.plugins.conformance import check_suite
 from llmopt.bench.suites import SUITES, WorkloadSpec
 from llmopt.engine.discrete import simulate
 from llmopt.papers.chen import theory as ct

@@ -158,7 +158,7 @@ def test_lemma_closed_forms_by_hand():
 @pytest.mark.parametrize("seed, dist", [(0, "uniform"), (1, "two-point")])
 def test_thm43_point_brackets_exact_opt(seed, dist):
     inst = thm43_instance(6, seed, s=1, o_max=4, dist=dist)
-    p = thm43_point(inst, bounds=("energy", "lp"), search_evals=20, ip_time_limit=20)
+    p = thm43_point(inst, bounds=("energy", "lp"), search_evals=20, ip_node_limit=1000)
     opt = exhaustive_opt(inst, p["mcsf"])[0]
     assert p["status"] == "optimal" and p["opt"] == opt
     assert p["bound"] <= opt <= p["ub"] <= p["mcsf"] <= p["lemma44"]
@@ -185,7 +185,7 @@ def test_thm53_instance_arrivals():
 
 def test_thm53_point_on_a_tiny_instance():
     inst = thm53_instance(5, 1.5, 0, s=1, o_max=4, B=2, M=10)
-    p = thm53_point(inst, 5, bounds=("energy", "lp"), search_evals=20, ip_time_limit=20)
+    p = thm53_point(inst, 5, bounds=("energy", "lp"), search_evals=20, ip_node_limit=1000)
     sched = simulate(inst, MCSF())
     opt = exhaustive_opt(inst, sched.tel)[0]
     assert p["status"] == "optimal" and p["opt"] == opt

@@ -6,8 +6,10 @@ import pytest
 
 from llmopt.papers.jaillet.fig3 import (
     JAILLET_FIG3,
+    JAILLET_FIG3_SEPARATE,
     cap_frame,
     display_name,
+    fig3_suite,
     figure3,
     fit_slope,
     slope_frame,
@@ -91,3 +93,49 @@ def test_the_suite_is_the_papers_grid():
     labels = [s.label for s in JAILLET_FIG3.workloads]
     assert len(labels) == 20 and labels[0] == "lmsys n=1000 λ=50" and labels[-1] == "lmsys n=10000 λ=10"
     assert all(len(s.seeds) >= 3 for s in JAILLET_FIG3.workloads) and len(JAILLET_FIG3.policies) == 8
+
+
+def _stream_trace(tmp_path):
+    from llmopt.workloads.traces import load_trace
+
+    rows = "\n".join(f"{1 + i % 37},{1 + (7 * i) % 53}" for i in range(500))
+    path = tmp_path / "lmsys_stream.csv"
+    path.write_text("question_length,answer_length\n" + rows + "\n")
+    return load_trace(path, "lmsys")
+
+
+def test_stream_makes_the_volumes_prefixes_of_one_stream(tmp_path):
+    """The released code's Figure 3 sampling: with ``stream = N`` the instance of ``n`` requests is the first ``n``
+    requests (rows and arrivals) of the ``N``-request one, and ``n = N`` is the plain sample.
+
+    Breakage caught: ``stream`` ignored (each volume drawn on its own: ``choice(size=n)`` is not a prefix of
+    ``choice(size=N)``), or the stream's length not checked against ``n`` and the trace.
+    """
+    from llmopt.workloads.traces import sample_instance
+
+    tr = _stream_trace(tmp_path)
+
+    def key(inst):
+        return [(r.arrival, r.prompt, r.output) for r in inst.requests]
+
+    full = key(sample_instance(tr, 400, 3, rate=5.0, stream=400))
+    assert full == key(sample_instance(tr, 400, 3, rate=5.0))
+    for n in (1, 100, 250):
+        assert key(sample_instance(tr, n, 3, rate=5.0, stream=400)) == full[:n]
+    assert key(sample_instance(tr, 100, 3, rate=5.0)) != full[:100]  # the separate-samples reading differs
+    with pytest.raises(ValueError, match="stream"):
+        sample_instance(tr, 100, 3, rate=5.0, stream=50)
+    with pytest.raises(ValueError, match="stream"):
+        sample_instance(tr, 100, 3, rate=5.0, stream=501)
+
+
+def test_figure3_defaults_to_the_released_codes_prefixes():
+    """``jaillet-fig3`` draws the volumes as prefixes of one 10,000-request stream (the released code's
+    ``dfmain.head(n)``); ``jaillet-fig3-separate`` keeps the separate samples. Breakage caught: the default
+    flipped back, or the stream shorter than the largest volume."""
+    assert {w.params.get("stream") for w in JAILLET_FIG3.workloads} == {10_000}
+    assert all("stream" not in w.params for w in JAILLET_FIG3_SEPARATE.workloads)
+    assert JAILLET_FIG3_SEPARATE.name == "jaillet-fig3-separate" and fig3_suite() == JAILLET_FIG3
+    assert [w.label for w in JAILLET_FIG3_SEPARATE.workloads] == [w.label for w in JAILLET_FIG3.workloads]
+    with pytest.raises(ValueError, match="sampling"):
+        fig3_suite("nested")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llmopt.bench.conformance import check_suite
 from llmopt.bench.harness import read_trials, run_suite
+from llmopt.bench.plugins.conformance import check_suite
 from llmopt.bench.suites import SUITES, WorkloadSpec
 from llmopt.papers.wang.report import FIG8_CLAIMS, figure8_frame
 from llmopt.report.summary import write_report

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from llmopt.bench.conformance import check_policy
+from llmopt.bench.plugins.conformance import check_policy
 from llmopt.engine.continuous import simulate_continuous
 from llmopt.engine.cost_model import make_cost_model
 from llmopt.engine.discrete import HiddenOutputError, RequestView, simulate

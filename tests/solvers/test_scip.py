@@ -98,7 +98,7 @@ def test_status_mapping():
 
 @needs_scip
 def test_conformance():
-    from llmopt.bench.conformance import check_solver
+    from llmopt.bench.plugins.conformance import check_solver
 
     assert check_solver("scip") == []
 

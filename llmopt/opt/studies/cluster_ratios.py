@@ -38,6 +38,7 @@ from llmopt.opt.cluster_ip import cluster_upper_bound, solve_cluster_ip
 from llmopt.opt.studies import StudyError, options_argv, run_main, study_command
 from llmopt.policies import make_policy_spec
 from llmopt.policies.routers import make_router_spec
+from llmopt.solvers.highs import node_limited_highs
 from llmopt.verify.cluster import check_cluster_schedule
 from llmopt.workloads.jaillet import jaillet_am1, jaillet_am2
 
@@ -46,6 +47,7 @@ WORKERS = (1, 2, 4)
 ROUTERS = ("round-robin", "jsq", "least-kv", "p2c", "lookahead")
 POLICIES = ("mc-sf", "fcfs", "alpha-protection:alpha=0.2")
 STAGES = ("lp", "energy", "cluster-zone-lp")
+IP_NODES = 2000  # per K-worker IP: a node limit, not a clock, so every rerun gives the same rows
 
 
 def make(model: str, n: int, seed: int) -> Instance:
@@ -59,10 +61,14 @@ def make(model: str, n: int, seed: int) -> Instance:
     raise RuntimeError(f"no AM2 draw with exactly {n} arrivals")
 
 
-def denominator(inst: Instance, K: int, ip_time_limit: float) -> tuple[float, str]:
-    """``(OPT_K, "OPT")`` when the IP proves it, else ``(best certified bound, "bound")``."""
+def denominator(inst: Instance, K: int, ip_time_limit: float | None, ip_nodes: int | None = None) -> tuple[float, str]:
+    """``(OPT_K, "OPT")`` when the IP proves it, else ``(best certified bound, "bound")``.
+
+    ``ip_nodes``: the IP stops after that many branch-and-bound nodes (:func:`node_limited_highs`), so the
+    row is the same on any machine; ``ip_time_limit`` (seconds) instead makes it depend on speed and load."""
     ub = cluster_upper_bound(inst, K)
-    ip = solve_cluster_ip(inst, K, time_limit=ip_time_limit, upper_bound=ub)
+    solver = node_limited_highs(ip_nodes) if ip_nodes is not None else None
+    ip = solve_cluster_ip(inst, K, time_limit=ip_time_limit, upper_bound=ub, solver=solver)
     if ip.status.value == "optimal":
         return float(ip.objective), "OPT"
     best = float(integer_lower_bound(ip.bound)) if ip.bound is not None else 0.0
@@ -73,7 +79,8 @@ def denominator(inst: Instance, K: int, ip_time_limit: float) -> tuple[float, st
     return best, "bound"
 
 
-def compute(models: list[str], n: int, seeds: int, ip_time_limit: float) -> list[dict[str, Any]]:
+def compute(models: list[str], n: int, seeds: int, ip_time_limit: float | None,
+            ip_nodes: int | None = None) -> list[dict[str, Any]]:
     """One row per (model, seed, K, policy, router): the verified TEL, the denominator and the ratio."""
     rows = []
     for model in models:
@@ -81,7 +88,7 @@ def compute(models: list[str], n: int, seeds: int, ip_time_limit: float) -> list
             inst = make(model, n, seed)
             for K in WORKERS:
                 t0 = time.perf_counter()
-                den, kind = denominator(inst, K, ip_time_limit)
+                den, kind = denominator(inst, K, ip_time_limit, ip_nodes)
                 den_s = time.perf_counter() - t0
                 for policy in POLICIES:
                     for router in ROUTERS:
@@ -140,12 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--models", nargs="+", default=["AM1", "AM2"])
-    ap.add_argument("--ip-time-limit", type=float, default=20.0)
+    ap.add_argument("--ip-nodes", type=int, default=IP_NODES,
+                    help=f"branch-and-bound nodes of each K-worker IP (default {IP_NODES}; 0: no node limit)")
+    ap.add_argument("--ip-time-limit", type=float, default=None,
+                    help="seconds of each K-worker IP (default none: the node limit decides, the same on any machine)")
     ap.add_argument("--out", type=Path, default=None, help="write README.md and rows.csv here")
     ap.add_argument("--command", default="", help="the command line to quote in the report")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = compute(args.models, args.n, args.seeds, args.ip_time_limit)
+    rows = compute(args.models, args.n, args.seeds, args.ip_time_limit, args.ip_nodes or None)
     text = render(rows, args.command or "llmopt study run cluster-ratios", time.perf_counter() - t0)
     print(text)
     if args.out is not None:
@@ -161,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
 OPTIONS = {
     "n": "requests per instance (default 16; quick 8)",
     "models": "arrival models, AM1 and/or AM2 (default both)",
-    "ip_time_limit": "seconds of each K-worker IP (default 20)",
+    "ip_nodes": f"branch-and-bound nodes of each K-worker IP (default {IP_NODES}; deterministic)",
+    "ip_time_limit": "seconds of each K-worker IP (default none; a clock makes rows depend on machine load)",
 }
 
 

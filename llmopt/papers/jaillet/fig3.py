@@ -13,13 +13,16 @@ with Algorithm 2 (MC-SF)". The slopes' units are never stated (DIGEST I-17: read
 per request they contradict Table 1), so only their *ratios* and the algorithms' order are
 compared.
 
-:data:`JAILLET_FIG3` is the suite (registered as ``jaillet-fig3``): every volume a separate
-seeded sample (DIGEST I-44: the paper does not say whether volumes are prefixes of one
-stream), seeds 0–2 by default (``llmopt bench run jaillet-fig3 --seeds 10`` for more), the
-continuous engine with the Llama2-70B cost model. :func:`figure3` is its ``extra_report``:
-per seed and algorithm a least-squares line of mean latency on volume (:func:`fit_slope`),
-the slopes' spread over seeds, their ratio to MC-SF beside the paper's, the cap check and
-``figure3.png`` in the paper's layout.
+:data:`JAILLET_FIG3` is the suite (registered as ``jaillet-fig3``): the volumes of one seed are
+prefixes of one 10,000-request stream, rows and Poisson arrivals (DIGEST I-44: the paper does not
+say; the authors' released code, ``anonymouspeople111/neurips2025-code``, runs ``dfmain.head(n)``
+for n = 1,000 … 10,000), seeds 0–2 by default (``llmopt bench run jaillet-fig3 --seeds 10`` for
+more), the continuous engine with the Llama2-70B cost model. :data:`JAILLET_FIG3_SEPARATE`
+(``jaillet-fig3-separate``) is the other reading: every volume and seed its own sample (the
+default before the released code was read; ``results/jaillet/fig3/README.md`` compares the two).
+:func:`figure3` is the suites' ``extra_report``: per seed and algorithm a least-squares line of
+mean latency on volume (:func:`fit_slope`), the slopes' spread over seeds, their ratio to MC-SF
+beside the paper's, the cap check and ``figure3.png`` in the paper's layout.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ import pandas as pd
 from llmopt.bench.suites import Suite, WorkloadSpec
 from llmopt.papers.jaillet.suites import J52_POLICIES, LMSYS_TRACE
 
-__all__ = ["JAILLET_FIG3", "VOLUMES", "RATES", "PAPER_SLOPES", "CAP_S", "SlopeFit", "fit_slope", "slope_frame",
-           "slope_summary", "cap_frame", "figure3", "display_name"]
+__all__ = ["JAILLET_FIG3", "JAILLET_FIG3_SEPARATE", "SAMPLINGS", "fig3_suite", "VOLUMES", "RATES", "PAPER_SLOPES",
+           "CAP_S", "SlopeFit", "fit_slope", "slope_frame", "slope_summary", "cap_frame", "figure3", "display_name"]
 
 #: The paper's request volumes and demand levels.
 VOLUMES: tuple[int, ...] = tuple(range(1000, 10_001, 1000))
@@ -46,21 +49,49 @@ PAPER_SLOPES: Mapping[int, Mapping[str, float]] = {50: {"mc-sf": 1 / 6, "best": 
 #: J0 §8.2's latency cap (seconds).
 CAP_S = 200.0
 
-JAILLET_FIG3 = Suite(
-    name="jaillet-fig3",
-    bounds=("lp",),  # unused by a trace suite; pinned so the stored settings do not follow a default
-    description="Jaillet et al. Figure 3 (J0 Figure 5) reproduction: mean latency vs volume (1,000 … 10,000 "
-                "LMSYS requests, a separate sample per volume), Poisson λ = 50 /s and 10 /s, the eight Table 1 "
-                "algorithms, Llama2-70B on 2×A100 cost model, M = 16,492; seeds 0–2",
-    workloads=tuple(
-        WorkloadSpec("trace", (0, 1, 2), {"trace": LMSYS_TRACE, "format": "lmsys", "n": n, "rate": rate,
-                                          "on_bad_row": "drop"}, f"lmsys n={n} λ={rate}")
-        for rate in RATES for n in VOLUMES
-    ),
-    policies=J52_POLICIES,
-    kind="trace",
-    extra_report="llmopt.papers.jaillet.fig3:figure3",
-)
+#: How the volumes of one seed are drawn: ``"prefixes"`` of one stream (the released code; default) or
+#: ``"separate"`` samples.
+SAMPLINGS: tuple[str, ...] = ("prefixes", "separate")
+
+
+def fig3_suite(sampling: str = "prefixes") -> Suite:
+    """The Figure 3 suite with the volumes of a seed drawn as ``sampling`` (one of :data:`SAMPLINGS`).
+
+    ``"prefixes"`` passes ``stream = 10,000`` to the ``trace`` workload, so volume ``n`` of seed ``k``
+    is the first ``n`` requests (rows and arrivals) of seed ``k``'s 10,000; ``"separate"`` draws each
+    volume on its own. The 10,000-request instances are the same under both.
+
+    Raises
+    ------
+    ValueError
+        ``sampling`` not in :data:`SAMPLINGS`.
+    """
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {', '.join(map(repr, SAMPLINGS))}, got {sampling!r}")
+    prefixes = sampling == "prefixes"
+    extra = {"stream": max(VOLUMES)} if prefixes else {}
+    how = "prefixes of one 10,000-request stream per seed" if prefixes else "a separate sample per volume"
+    return Suite(
+        name="jaillet-fig3" if prefixes else "jaillet-fig3-separate",
+        bounds=("lp",),  # unused by a trace suite; pinned so the stored settings do not follow a default
+        description="Jaillet et al. Figure 3 (J0 Figure 5) reproduction: mean latency vs volume (1,000 … 10,000 "
+                    f"LMSYS requests, {how}), Poisson λ = 50 /s and 10 /s, the eight Table 1 "
+                    "algorithms, Llama2-70B on 2×A100 cost model, M = 16,492; seeds 0–2",
+        workloads=tuple(
+            WorkloadSpec("trace", (0, 1, 2), {"trace": LMSYS_TRACE, "format": "lmsys", "n": n, "rate": rate,
+                                              "on_bad_row": "drop", **extra}, f"lmsys n={n} λ={rate}")
+            for rate in RATES for n in VOLUMES
+        ),
+        policies=J52_POLICIES,
+        kind="trace",
+        extra_report="llmopt.papers.jaillet.fig3:figure3",
+    )
+
+
+#: J Figure 3 as the released code draws it (volumes are prefixes of one stream); registered as ``jaillet-fig3``.
+JAILLET_FIG3 = fig3_suite("prefixes")
+#: The separate-samples reading; registered as ``jaillet-fig3-separate``.
+JAILLET_FIG3_SEPARATE = fig3_suite("separate")
 
 _NAMES = {"mc-sf": "MC-SF", "mc-benchmark": "MC-Benchmark"}
 
@@ -218,6 +249,12 @@ def _inverse(v: Any) -> str:
     return f"{v:.4f} (1/{1 / v:.0f})"
 
 
+def _sampling_text(suite: Suite) -> str:
+    if all("stream" in w.params for w in suite.workloads):
+        return "the volumes of a seed are prefixes of one stream (the released code's way)"
+    return "a separate sample per volume and seed"
+
+
 def figure3(out_dir: str | Path, suite: Suite, records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Write ``figure3.md``, ``figure3_slopes.csv``, ``figure3_cap.csv`` and ``figure3.png``.
 
@@ -235,7 +272,7 @@ def figure3(out_dir: str | Path, suite: Suite, records: Sequence[Mapping[str, An
     benchmarks = [p for p in suite.policies if p != suite.reference]
     j0_set = [p for p in benchmarks if p != "mc-benchmark"]
     lines = [f"# {suite.name}: J Figure 3 — mean latency vs volume", "",
-             f"Seeds {', '.join(map(str, seeds))}; a separate sample per volume and seed. Slope = least-squares "
+             f"Seeds {', '.join(map(str, seeds))}; {_sampling_text(suite)}. Slope = least-squares "
              "line of a run's mean end-to-end latency (s) on the number of requests, fitted per seed over the "
              "volumes that completed; *spread* = min–max over seeds; *÷ MC-SF* = mean slope ÷ MC-SF's mean slope "
              "over the seeds both were fitted on (per-seed range in brackets). The paper's slopes have no stated "

@@ -56,13 +56,14 @@ from llmopt.model.schedule import Schedule, schedule_from_starts
 from llmopt.model.tolerance import integer_lower_bound
 from llmopt.opt.hindsight import HindsightResult, solve_hindsight
 from llmopt.policies import MCSF, make_policy_spec
+from llmopt.solvers.highs import node_limited_highs
 from llmopt.verify.checker import check_schedule
 
 __all__ = [
     "PreemptShortestFirst", "first_start", "thm62_sizes", "thm62_instance", "paper_tel_a1", "paper_tel_a2",
     "paper_tel_a3", "thm62_mcsf_tel", "thm62_ratio_limit", "thm62_opt", "thm62_a3_starts", "Thm62Run", "run_thm62",
     "thm43_instance", "lemma44_upper", "lemma47_lower", "Bracket", "bracket", "thm43_point", "thm53_instance",
-    "energy_throughput", "thm53_point", "verified_tel", "schedule_of",
+    "energy_throughput", "thm53_point", "verified_tel", "schedule_of", "node_limited_highs",
 ]
 
 PolicyLike = Any  # a policy spec string ("mc-sf", "alpha-protection:alpha=0.1") or a policy object
@@ -363,19 +364,29 @@ class Bracket:
 
 def bracket(instance: Instance, schedules: Mapping[str, Schedule], *, bounds: Sequence[str] = ("energy",),
             upper_bounds: Sequence[str] = ("mc-sf", "fcfs", "local-search"), search_evals: int = 200,
-            ip_time_limit: float | None = None, seed: int = 0) -> Bracket:
+            ip_time_limit: float | None = None, ip_node_limit: int | None = None, seed: int = 0) -> Bracket:
     """Certified bracket on OPT: the pipeline's upper-bound stages plus ``schedules`` (verified by the
-    checker there), the named bound stages, and the IP when ``ip_time_limit`` is given."""
+    checker there), the named bound stages, and the IP when ``ip_node_limit`` (branch-and-bound nodes of
+    :func:`node_limited_highs`: the same answer on any machine) or ``ip_time_limit`` (seconds: the answer can
+    move with the machine's load) is given. An IP stopped by its node limit before proving OPT has status
+    ``node_limit``."""
+    from llmopt.solvers import DEFAULT_SOLVER
+
     res: HindsightResult = solve_hindsight(
         instance, bounds=tuple(bounds), upper_bounds=tuple(upper_bounds), schedules=schedules,
-        search_evals=search_evals, solve_ip=ip_time_limit is not None, ip_time_limit=ip_time_limit, seed=seed)
+        search_evals=search_evals, solve_ip=ip_time_limit is not None or ip_node_limit is not None,
+        ip_time_limit=ip_time_limit, seed=seed,
+        solver=node_limited_highs(ip_node_limit) if ip_node_limit is not None else DEFAULT_SOLVER)
     if res.errors:
         raise RuntimeError(f"{instance.name}: {res.errors}")
     values = {b.name: b.value for b in res.bounds if b.value is not None}
     stage = "ip" if res.bound_certificate == "mip-bound-from-solver" else next(
         (k for k, v in values.items() if integer_lower_bound(v) == res.bound), res.bound_certificate)
+    status = res.status.value
+    if ip_node_limit is not None and res.opt is None and ip_time_limit is None:
+        status = "node_limit"
     return Bracket(res.incumbent, res.incumbent_source, res.bound, res.bound_certificate, stage,
-                   {b.name: b.value for b in res.bounds}, res.status.value, res.opt, res.gap, res.runtime_s,
+                   {b.name: b.value for b in res.bounds}, status, res.opt, res.gap, res.runtime_s,
                    dict(res.starts))
 
 
@@ -426,18 +437,22 @@ def lemma47_lower(instance: Instance) -> float:
 
 
 def thm43_point(instance: Instance, *, bounds: Sequence[str] = ("energy", "lp-colgen"), search_evals: int = 200,
-                ip_time_limit: float | None = None) -> dict[str, Any]:
+                ip_time_limit: float | None = None, ip_node_limit: int | None = None) -> dict[str, Any]:
     """MC-SF on one Thm 4.3 instance: its TEL over the certified bound and over the best schedule
-    (``ratio_vs_bound >= TEL/OPT >= ratio_vs_best``), OPT where proven, and Lemmas 4.4 / 4.7."""
+    (``ratio_vs_bound >= TEL/OPT >= ratio_vs_best``), OPT where proven (with ``opt_starts``, the optimal
+    schedule's start steps, for the checker to re-verify), and Lemmas 4.4 / 4.7. ``ip_node_limit`` /
+    ``ip_time_limit``: the IP's limit (:func:`bracket`)."""
     sched = simulate(instance, MCSF())
     tel = verified_tel(instance, sched)
-    br = bracket(instance, {"mc-sf": sched}, bounds=bounds, search_evals=search_evals, ip_time_limit=ip_time_limit)
+    br = bracket(instance, {"mc-sf": sched}, bounds=bounds, search_evals=search_evals, ip_time_limit=ip_time_limit,
+                 ip_node_limit=ip_node_limit)
     return {"n": instance.n, "M": instance.M, "mcsf": tel, "ub": br.ub, "ub_source": br.ub_source,
             "bound": br.bound, "certificate": br.certificate, "bound_stage": br.bound_stage, "status": br.status,
             "opt": br.opt, "gap": br.gap,
             "ratio_vs_bound": tel / br.bound, "ratio_vs_best": tel / br.ub,
             "ratio_vs_opt": tel / br.opt if br.opt else None, "lemma44": lemma44_upper(instance),
-            "lemma47": lemma47_lower(instance), "bound_values": dict(br.bound_values), "runtime_s": br.runtime_s}
+            "lemma47": lemma47_lower(instance), "bound_values": dict(br.bound_values), "runtime_s": br.runtime_s,
+            "opt_starts": dict(br.starts) if br.opt is not None else None}
 
 
 # --- J0 Thm 5.3 -------------------------------------------------------------------------------
@@ -470,13 +485,16 @@ def energy_throughput(M: int, s: int, o_max: int) -> float:
 
 
 def thm53_point(instance: Instance, T: int, *, bounds: Sequence[str] = ("energy",), search_evals: int = 200,
-                ip_time_limit: float | None = None) -> dict[str, Any]:
+                ip_time_limit: float | None = None, ip_node_limit: int | None = None) -> dict[str, Any]:
     """MC-SF's AEL on one Thm 5.3 instance and the bracket ``AEL − UB/n <= AEL − OPT/n <= AEL − LB/n``;
     ``backlog`` = requests arrived by ``T`` and not started by ``T`` under MC-SF; ``makespan_*`` = last
-    completion of MC-SF's and of the best schedule (the same work in less time = memory packed fuller)."""
+    completion of MC-SF's and of the best schedule (the same work in less time = memory packed fuller);
+    ``opt_starts``: the optimal schedule's start steps where OPT is proven. ``ip_node_limit`` /
+    ``ip_time_limit``: the IP's limit (:func:`bracket`)."""
     sched = simulate(instance, MCSF())
     tel = verified_tel(instance, sched)
-    br = bracket(instance, {"mc-sf": sched}, bounds=bounds, search_evals=search_evals, ip_time_limit=ip_time_limit)
+    br = bracket(instance, {"mc-sf": sched}, bounds=bounds, search_evals=search_evals, ip_time_limit=ip_time_limit,
+                 ip_node_limit=ip_node_limit)
     n = instance.n
     backlog = sum(1 for r in instance.requests if r.arrival <= T < sched.starts[r.id])
     return {"n": n, "ael": tel / n, "ub_n": br.ub / n, "lb_n": br.bound / n, "regret_lo": (tel - br.ub) / n,
@@ -484,7 +502,8 @@ def thm53_point(instance: Instance, T: int, *, bounds: Sequence[str] = ("energy"
             "status": br.status, "gap": br.gap,
             "opt": br.opt, "backlog": backlog, "ub_source": br.ub_source, "runtime_s": br.runtime_s,
             "makespan_mcsf": max(sched.completions.values()),
-            "makespan_ub": max(br.starts[r.id] + r.output for r in instance.requests)}
+            "makespan_ub": max(br.starts[r.id] + r.output for r in instance.requests),
+            "opt_starts": dict(br.starts) if br.opt is not None else None}
 
 
 def schedule_of(instance: Instance, starts: Mapping[str, int], name: str) -> Schedule:

@@ -49,7 +49,8 @@ def cached_trace(path: str, format: str | None, M: int | None, on_bad_row: str) 
 
 def trace_workload(seed: int, trace: str = "lmsys_chat_1m_words_in256_out256.csv", n: int = 1000,
                    rate: float | None = 50.0, timestamps: bool = False, format: str | None = "lmsys",
-                   M: int = 16492, on_bad_row: str = "drop", request_seed: int | None = None) -> Any:
+                   M: int = 16492, on_bad_row: str = "drop", request_seed: int | None = None,
+                   stream: int | None = None) -> Any:
     """Sample a continuous-time instance from a trace file.
 
     The defaults are J Table 1's setting (1,000 LMSYS requests at λ = 50 /s, M = 16,492,
@@ -72,6 +73,9 @@ def trace_workload(seed: int, trace: str = "lmsys_chat_1m_words_in256_out256.csv
     request_seed : int, optional
         Fix the request sample to the one ``seed = request_seed`` draws; ``seed`` then redraws
         only the arrivals (J Table 1 "one request sample, arrivals redrawn", DIGEST I-44).
+    stream : int, optional
+        Draw the rows and arrivals of ``stream`` requests and keep the first ``n``: the volumes of
+        one seed are prefixes of one stream (J Figure 3 as the authors' released code runs it).
 
     Returns
     -------
@@ -83,4 +87,5 @@ def trace_workload(seed: int, trace: str = "lmsys_chat_1m_words_in256_out256.csv
     if not path.is_absolute():
         path = data_dir() / "traces" / trace
     tr = cached_trace(str(path), format, M, on_bad_row)
-    return sample_instance(tr, n, seed, rate=rate, use_timestamps=timestamps, M=M, request_seed=request_seed)
+    return sample_instance(tr, n, seed, rate=rate, use_timestamps=timestamps, M=M, request_seed=request_seed,
+                           stream=stream)

@@ -18,7 +18,8 @@ __all__ = ["sample_instance", "thin_long_outputs", "to_discrete_instance", "with
 
 
 def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = None, use_timestamps: bool = False,
-                    M: int = DEFAULT_M, name: str | None = None, request_seed: int | None = None) -> TimedInstance:
+                    M: int = DEFAULT_M, name: str | None = None, request_seed: int | None = None,
+                    stream: int | None = None) -> TimedInstance:
     """A continuous-time instance of ``n`` requests drawn from ``trace``.
 
     The generator is ``numpy.random.default_rng([seed, 7])``; the same trace, ``n``, seed and
@@ -30,6 +31,10 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
       the first gap, not at 0). With ``request_seed``, the rows are those ``seed =
       request_seed`` would draw and only the arrivals come from ``seed`` (their own
       generator, ``default_rng([seed, 8])``): one request sample, arrivals redrawn per seed.
+      With ``stream=N >= n``, the rows and arrivals of ``n = N`` are drawn and the first ``n``
+      kept: the instances of one seed at ``n <= N`` are prefixes of one stream (the J authors'
+      released code takes ``head(n)`` of one data frame), and ``n = N`` is the instance drawn
+      without ``stream``.
     * ``use_timestamps=True``: ``n`` *consecutive* rows starting at a uniformly drawn offset
       in ``0 … rows − n``, with the trace's own arrival times shifted so the first is at 0
       (real burstiness is kept).
@@ -52,6 +57,8 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
         Defaults to e.g. ``"lmsys_chat_1m_words_in256_out256 n=1000 rate=50 seed=0"``.
     request_seed : int, optional
         Fix the request sample (Poisson mode only; see above).
+    stream : int, optional
+        Length of the stream the instance is a prefix of (Poisson mode only; see above).
 
     Raises
     ------
@@ -77,18 +84,28 @@ def sample_instance(trace: Trace, n: int, seed: int, *, rate: float | None = Non
     if rate is not None:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
             raise ValueError(f"rate must be a finite number > 0 (requests per second), got {rate!r}")
+        draw = n
+        if stream is not None:
+            if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or not n <= stream <= rows:
+                raise ValueError(f"stream must be an integer with n = {n} <= stream <= {rows:,} (the trace's rows), "
+                                 f"got {stream!r}")
+            draw = int(stream)
         if request_seed is None:
-            idx = rng.choice(rows, size=n, replace=False)
+            idx = rng.choice(rows, size=draw, replace=False)[:n]
         else:
             if isinstance(request_seed, bool) or not isinstance(request_seed, (int, np.integer)) or request_seed < 0:
                 raise ValueError(f"request_seed must be an integer >= 0, got {request_seed!r}")
-            idx = np.random.default_rng([int(request_seed), _SAMPLE_STREAM]).choice(rows, size=n, replace=False)
+            idx = np.random.default_rng([int(request_seed), _SAMPLE_STREAM]).choice(rows, size=draw,
+                                                                                     replace=False)[:n]
             rng = np.random.default_rng([int(seed), _ARRIVAL_STREAM])
-        arrivals = np.cumsum(rng.exponential(1.0 / rate, size=n))
+        arrivals = np.cumsum(rng.exponential(1.0 / rate, size=draw))[:n]
         mode = f"rate={rate:g}" + ("" if request_seed is None else f" requests={request_seed}")
     else:
         if request_seed is not None:
             raise ValueError("request_seed fixes the rows of Poisson sampling; with timestamps the seed picks "
+                             "a window of consecutive rows")
+        if stream is not None:
+            raise ValueError("stream makes Poisson samples prefixes of one stream; with timestamps the seed picks "
                              "a window of consecutive rows")
         if trace.timestamps is None:
             raise TraceError(f"{trace.path}: format {trace.format!r} has no timestamps; sample with a Poisson rate "

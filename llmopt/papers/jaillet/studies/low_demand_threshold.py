@@ -162,8 +162,10 @@ class ReleasedCodeAlphaGreedy(AlphaProtection):
     """
 
     def __init__(self, alpha: float, admission: str = "gate", B: int | None = None, policy_M: int = PAPER_M) -> None:
-        self.admission, self.B, self.policy_M = admission, B, policy_M
+        self.B, self.policy_M = B, policy_M
         super().__init__(alpha)
+        # after the base class, whose own ``admission`` option (the library's reading) would overwrite it
+        self.gate = admission
 
     def reset(self, M: int) -> None:
         super().reset(self.policy_M)
@@ -179,7 +181,7 @@ class ReleasedCodeAlphaGreedy(AlphaProtection):
                 heapq.heappush(self.queue, (request.arrival, request.position, request))
                 evicted.append(rid)
         queue, started = self.queue, []
-        if self.admission == "gate":
+        if self.gate == "gate":
             if self.base + t * len(self.running) <= self.threshold:
                 while queue and (self.B is None or len(self.running) < self.B):
                     request = heapq.heappop(queue)[2]

@@ -1,8 +1,11 @@
-"""Conformance checks run over every registered item (Gymnasium's ``check_env`` idea).
+"""Validating plug-ins: conformance checks run over every registered item (Gymnasium's ``check_env`` idea).
 
 Each ``check_*`` function returns the list of problems found (empty when the item
 conforms), so a plug-in author can run it on their own item before publishing, and the
-test suite runs it over every built-in and installed registry entry.
+test suite runs it over every built-in and installed registry entry. :func:`check` is the one
+entry: it runs the check that :data:`llmopt.bench.plugins.loading.REGISTRY_TABLE` names for the
+item's kind (:data:`CHECKS`). :func:`formulation_trust_problems` is what ``llmopt solve`` and
+:func:`llmopt.solve` ask before a plug-in formulation's solver bound may prove OPT.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from llmopt.bench.plugins.loading import REGISTRY_TABLE
 from llmopt.model.canonical import Block, CanonicalModel
 from llmopt.model.instance import Instance, InstanceError, Request
 from llmopt.model.registry import Registry
@@ -28,9 +32,10 @@ from llmopt.verify.checker import check_schedule
 if TYPE_CHECKING:
     from llmopt.bench.suites import Suite
 
-__all__ = ["reference_instances", "check_policy", "check_workload", "check_solver", "check_bound",
+__all__ = ["reference_instances", "check", "check_policy", "check_workload", "check_solver", "check_bound",
            "check_formulation", "check_suite", "check_windows", "check_upper_bound",
-           "check_prediction", "check_task_kind", "CHECKS", "is_builtin", "cached_check_formulation"]
+           "check_prediction", "check_task_kind", "check_cost_model", "check_trace_format", "check_router",
+           "check_study", "CHECKS", "is_builtin", "cached_check_formulation", "formulation_trust_problems"]
 
 
 def reference_instances() -> dict[str, tuple[Instance, int]]:
@@ -576,7 +581,6 @@ def check_router(name: str) -> list[str]:
     return problems
 
 
-#: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check.
 def check_study(name: str) -> list[str]:
     """Study ``name`` resolves to a :class:`~llmopt.bench.studies.Study` of that name whose module imports
     and defines ``run`` and ``report`` with the study signature (``run(out, *, seeds, quick, **options)``,
@@ -612,22 +616,20 @@ def check_study(name: str) -> list[str]:
     return problems
 
 
-CHECKS = {
-    "policy": check_policy,
-    "workload": check_workload,
-    "solver": check_solver,
-    "bound": check_bound,
-    "formulation": check_formulation,
-    "suite": check_suite,
-    "windows": check_windows,
-    "upper bound": check_upper_bound,
-    "prediction": check_prediction,
-    "task kind": check_task_kind,
-    "cost model": check_cost_model,
-    "trace format": check_trace_format,
-    "router": check_router,
-    "study": check_study,
-}
+#: Registry kind (as in :func:`llmopt.bench.plugins.registries`) → its conformance check, as the kind table names it.
+CHECKS: dict[str, Any] = {kind: globals()[entry.check] for kind, entry in REGISTRY_TABLE.items()}
+
+
+def check(kind: str, name: str) -> list[str]:
+    """The problems of the item ``name`` of registry ``kind`` (``"policy"``, ``"formulation"``, ...): the
+    check :data:`CHECKS` names for the kind; empty when it conforms.
+
+    Raises
+    ------
+    KeyError
+        For a kind no registry has.
+    """
+    return list(CHECKS[kind](name))
 
 
 # --- plug-ins checked before they are trusted ---------------------------------------------------
@@ -686,3 +688,14 @@ def cached_check_formulation(name: str, progress: Any = None) -> list[str]:
     except OSError:
         pass
     return problems
+
+
+def formulation_trust_problems(name: str, progress: Any = None) -> list[str]:
+    """Why formulation ``name``'s solver bound may not prove OPT: nothing for a built-in formulation (tested
+    here) or one that does not declare itself ``exact``; else the problems of its conformance check, run once
+    per version of its code (:func:`cached_check_formulation`; ``progress`` hears when it runs)."""
+    from llmopt.formulations import FORMULATIONS, make_formulation
+
+    if is_builtin(FORMULATIONS.get(name)) or not getattr(make_formulation(name), "exact", False):
+        return []
+    return cached_check_formulation(name, progress)
