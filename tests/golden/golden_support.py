@@ -29,21 +29,12 @@ NODE_LIMIT = 1000
 
 @contextlib.contextmanager
 def highs_by_nodes(nodes: int = NODE_LIMIT) -> Iterator[str]:
-    """Register HiGHS limited by ``nodes`` branch-and-bound nodes (and no time) while the block runs;
-    yields its solver name, for ``solver=`` with ``time_limit=None``."""
-    from llmopt.solvers import SOLVERS
-    from llmopt.solvers.highs import HighsSolver
+    """HiGHS limited by ``nodes`` branch-and-bound nodes (and no time) while the block runs
+    (:func:`llmopt.solvers.highs.node_limited_highs`); yields its solver name, for ``solver=`` with
+    ``time_limit=None``."""
+    from llmopt.solvers.highs import node_limited_highs
 
-    class NodeLimitedHighs(HighsSolver):
-        def __init__(self) -> None:
-            super().__init__(mip_max_nodes=nodes)
-
-    name = f"test-highs-{nodes}-nodes"
-    SOLVERS.register(name, NodeLimitedHighs)
-    try:
-        yield name
-    finally:
-        SOLVERS.unregister(name)
+    yield node_limited_highs(nodes)
 
 
 @functools.cache

@@ -19,6 +19,16 @@ from llmopt.papers import printed
 from llmopt.papers.printed import BLOCKS, ROOT, check, main, update
 
 
+def _edit_csv(path: Path, change: Callable[[list[dict[str, str]]], None]) -> None:
+    """Rewrite the CSV file ``path`` in place after ``change`` edits its rows."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    change(rows)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
 def _files() -> list[str]:
     return sorted({f for b in BLOCKS.values() for f in b.files})
 
@@ -177,16 +187,12 @@ def test_the_wang_prose_follows_its_csvs(tmp_path: Path, monkeypatch: pytest.Mon
     assert BLOCKS["w-ec1-below"].render() == "4.7× and 2.3×"
     assert BLOCKS["w-lp-swap-vs-sorted-lp"].render() == "within 2.1 % (n = 200)"
     results = _results_with(tmp_path, "wang/synthetic")
-    path = results / "wang" / "synthetic" / "table_ec1.csv"
-    with path.open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        if r["algorithm"] == "sorted-lp:bucket=1" and r["distribution"].startswith(("uniform", "exponential")):
-            r["paper"] = str(float(r["paper"]) * 2)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    def double_the_paper(rows: list[dict[str, str]]) -> None:
+        for r in rows:
+            if r["algorithm"] == "sorted-lp:bucket=1" and r["distribution"].startswith(("uniform", "exponential")):
+                r["paper"] = str(float(r["paper"]) * 2)
+
+    _edit_csv(results / "wang" / "synthetic" / "table_ec1.csv", double_the_paper)
     monkeypatch.setattr(printed, "RESULTS", results)
     printed._csv_rows.cache_clear()
     try:
@@ -239,14 +245,7 @@ def test_the_jaillet_bracket_prose_follows_its_trials(tmp_path: Path, monkeypatc
     rows = [json.loads(line) for line in trials.read_text(encoding="utf-8").splitlines() if line.strip()]
     next(r for r in rows if r["incumbent_source"] == "lns")["incumbent_source"] = "local-search"
     trials.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    summary = results / "jaillet" / "certified" / "summary.csv"
-    with summary.open(encoding="utf-8", newline="") as fh:
-        table = list(csv.DictReader(fh))
-    table[0]["gap_mean"] = "0.25"
-    with summary.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(table[0]))
-        w.writeheader()
-        w.writerows(table)
+    _edit_csv(results / "jaillet" / "certified" / "summary.csv", lambda table: table[0].update(gap_mean="0.25"))
     zone = results / "jaillet" / "zone-bound" / "trials.jsonl"
     rows = [json.loads(line) for line in zone.read_text(encoding="utf-8").splitlines() if line.strip()]
     for r in rows:
@@ -274,15 +273,7 @@ def test_the_amin_readings_prose_follows_its_csvs(tmp_path: Path, monkeypatch: p
     results = _results_with(tmp_path, "chen/amin-readings")
 
     def rewrite(name: str, change: Callable[[dict[str, str]], None]) -> None:
-        path = results / "chen" / "amin-readings" / name
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        for r in rows:
-            change(r)
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        _edit_csv(results / "chen" / "amin-readings" / name, lambda rows: [change(r) for r in rows])
 
     def readings(r: dict[str, str]) -> None:
         if r["group"] != "theory" and r["reading"] == "repaired":  # repaired lands on C's target everywhere
@@ -316,18 +307,14 @@ def test_the_table1_spread_prose_follows_its_summary(tmp_path: Path, monkeypatch
     assert BLOCKS["j-table1-one-sample"].render() == "0.24–0.59 s for every algorithm but α = 0.1, β = 0.2 (12.0 s)"
     assert BLOCKS["j-table1-resampled-ratio"].render() == "1.353 with one sample, 1.352 resampled"
     results = _results_with(tmp_path, "jaillet/table1")
-    path = results / "jaillet" / "table1" / "summary.csv"
-    with path.open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        if r["policy"] == "mc-sf":
-            r["latency_std"] = str(10 * float(r["paper_std"]))  # 10× the paper's, and the most variable
-        if r["policy"] == "mc-benchmark" and r["workload"].endswith("one request sample"):
-            r["ratio_to_reference"] = "1.5"
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    def spread(rows: list[dict[str, str]]) -> None:
+        for r in rows:
+            if r["policy"] == "mc-sf":
+                r["latency_std"] = str(10 * float(r["paper_std"]))  # 10× the paper's, and the most variable
+            if r["policy"] == "mc-benchmark" and r["workload"].endswith("one request sample"):
+                r["ratio_to_reference"] = "1.5"
+
+    _edit_csv(results / "jaillet" / "table1" / "summary.csv", spread)
     monkeypatch.setattr(printed, "RESULTS", results)
     printed._csv_rows.cache_clear()
     try:
