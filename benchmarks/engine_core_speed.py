@@ -10,17 +10,23 @@ step ``a`` at ``a · SECONDS_PER_STEP`` seconds (about one decode batch of a ful
 ρ means roughly the same load in both clocks).
 
 Every run also yields a digest (SHA-256 of the whole schedule: starts, completions, TEL or
-latencies, evictions, the runs behind the memory trace, batch times). Cases that evict —
+latencies, evictions, the memory trace as a function — its breakpoints, constants and slopes —, batch
+times, paused iterations, chunks). Cases that evict —
 ``alpha-protection:alpha=0.1`` (β = 1 and β = 0.1) in both clocks, ``a-min`` on ``chen-lmsys``
 with binned predictions in both clocks — are run once for their digest and CPU. With the
 staged trace data, the speed table also has MC-SF on ``benchmarks/continuous_speed.py``'s
-LMSYS instance at λ = 50 /s (trace cases are skipped without the data).
+LMSYS instance at λ = 50 /s, and the production schedulers (``vllm:batching=prefill-first`` — paused
+iterations, ``vllm``'s default on this clock —, ``vllm:batching=mixed``, ``sarathi``, ``orca``) on it
+under the batch limits and KV blocks of ``benchmarks/vidur_side_by_side.py`` (trace cases are skipped
+without the data).
 
 ``--save`` writes CPU and digests to JSON; ``--before`` compares with such a file: CPU
 before / after / ratio, and any digest that moved (exit status 1 then). On a busy machine
 two separate runs differ by 20 % with the same code; ``--reference DIR`` instead loads the
 old ``discrete.py`` and ``continuous.py`` copied to ``DIR`` and runs old and new alternately
-in one process (same comparison, much less noise).
+in one process (same comparison, much less noise); those copies run over the *current* engine core, so a
+change to ``core.py`` itself is compared with ``--save`` under the old tree (``PYTHONPATH=OLD_TREE``) and
+``--before``.
 
     python benchmarks/engine_core_speed.py --save /tmp/before.json        # before a change
     python benchmarks/engine_core_speed.py --before /tmp/before.json      # after it
@@ -60,6 +66,9 @@ PATTERNS = {"t=0": None, "poisson ρ=0.8": 0.8}
 #: Policies that evict: deterministic clearing (stopped by the loop guard on these instances) and
 #: randomised clearing (β = 0.1: completes, with evictions on the way).
 EVICTING = ("alpha-protection:alpha=0.1", "alpha-protection:alpha=0.1,beta=0.1")
+#: Production schedulers under the batch limits and KV blocks of ``benchmarks/vidur_side_by_side.py``.
+PRODUCTION = ("vllm:batching=prefill-first", "vllm:batching=mixed", "sarathi", "orca")
+VIDUR_CAPS = (("max_num_seqs", 128), ("max_num_batched_tokens", 4096), ("block_size", 16))
 
 
 def timed(inst: Instance) -> TimedInstance:
@@ -87,13 +96,16 @@ def digest(result: Any) -> str:
 
 
 def _plain(s: Schedule | TimedSchedule) -> dict[str, Any]:
+    # the memory trace as the function it is (breakpoints, constants, slopes, end), not the runs behind it:
+    # a paused run is one run plus the paused iterations, or one run per stretch between pauses, same trace
     out = {"starts": list(s.starts.items()), "completions": list(s.completions.items()),
            "evictions": [(e.t, e.id, e.tokens_lost) for e in s.evictions], "recomputed": s.recomputed_tokens,
-           "memory": [s.memory.origin, list(s.memory._runs)], "policy": s.policy}
+           "memory": [s.memory.origin, s.memory.end, [list(x) for x in s.memory.segments()]], "policy": s.policy}
     if isinstance(s, TimedSchedule):
         out |= {"latencies": list(s.latencies.items()), "batch_start": s.batch_start.tolist(),
                 "batch_duration": s.batch_duration.tolist(), "complete": s.complete, "M": s.M,
-                "cost_model": s.cost_model}
+                "cost_model": s.cost_model, "paused": list(s.paused), "eviction_starts": list(s.eviction_starts),
+                "chunks": [list(c) for c in s.chunks]}
     else:
         out["tel"] = s.tel
     return out
@@ -111,6 +123,7 @@ class Case:
     clock: str  # "discrete" or "continuous"
     instance: Any
     policy: Callable[[], Any]
+    limits: tuple[tuple[str, int], ...] = ()  # engine options (batch limits, block size)
 
     def runner(self, engines: Engines) -> Callable[[], Any]:
         """A call of the case on ``engines`` that returns the schedule, or the :class:`EvictionLoopError`."""
@@ -121,7 +134,7 @@ class Case:
             try:
                 if self.clock == "discrete":
                     return sim(self.instance, self.policy())
-                return sim_c(self.instance, self.policy(), cost)
+                return sim_c(self.instance, self.policy(), cost, **dict(self.limits))
             except Exception as exc:
                 if is_loop_error(exc):
                     return exc
@@ -157,6 +170,9 @@ def cases(ns: list[int]) -> list[Case]:
                         lambda: make_policy_spec("mc-sf")))
         out.append(Case("continuous a-min chen-lmsys n=2000", False, "continuous", lm,
                         lambda: make_policy_spec("a-min")))
+        for spec in PRODUCTION:  # named in full: the same runs before and after vllm's default changed
+            out.append(Case(f"continuous {spec} jaillet-lmsys λ=50 n={max(ns)} (Vidur's caps)", True, "continuous",
+                            jl, lambda p=spec: make_policy_spec(p), VIDUR_CAPS))  # type: ignore[misc]
         out.append(Case("discrete   a-min chen-lmsys n=2000", False, "discrete", untimed(lm),
                         lambda: make_policy_spec("a-min")))
     return out

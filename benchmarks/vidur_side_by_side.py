@@ -6,7 +6,9 @@ num_decode_tokens``) with :func:`llmopt.workloads.traces.writers.write_vidur_tra
 by llmopt's ``vidur`` trace reader (the benchmark stops if it does not give the same arrivals and
 lengths), and simulated by
 
-* llmopt's continuous engine with the registered ``vllm`` policy (and ``sarathi`` once registered),
+* llmopt's continuous engine with the registered ``vllm`` policy (its default on this clock: vLLM v0's
+  prefill-first batches, as Vidur's vLLM) and ``sarathi``, and, beside the ``vidur-mixed`` diagnostic
+  (Vidur's vLLM with prompts joining the decode batch), ``vllm:batching=mixed`` (rows ``llmopt-mixed``),
   ``max_num_seqs = 128`` (Vidur's ``batch_size_cap``), ``max_num_batched_tokens = 4096`` (Vidur
   vLLM's ``max_tokens_in_batch``), ``block_size = 16`` and ``M = vidur_kv_capacity_tokens()`` =
   53,248 tokens (Vidur's 3,328 blocks), batch times from llmopt's fitted cost model;
@@ -68,6 +70,8 @@ BLOCK_SIZE = 16
 CHUNK_SIZE = 512  # Sarathi's token budget per batch
 SEED = 0
 LLMOPT_REPEATS = 3
+MIXED_SPEC = "vllm:batching=mixed"  # llmopt's vLLM with vLLM v1-like mixed batches, beside vidur-mixed
+LLMOPT_SIMS = ("llmopt", "llmopt-mixed")
 TABLE_START, TABLE_END = "<!-- table:start -->", "<!-- table:end -->"
 METRICS = ("latency", "ttft", "tbt")
 
@@ -203,7 +207,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['trace']} | {r['n']:,} | {r['rate']:g} | {r['scheduler']} | {r['simulator']} | "
                          f"{r['batch_time']} | pending: {r['pending']} | | | | | | | |")
             continue
-        d = " / ".join(pct(r.get(f"d_{m}_mean")) for m in METRICS) if r["simulator"] != "llmopt" else "–"
+        d = " / ".join(pct(r.get(f"d_{m}_mean")) for m in METRICS) if r["simulator"] not in LLMOPT_SIMS else "–"
         lead = fmt(r.get("lead"), 1) + "×" if r.get("lead") is not None else "–"
         lines.append(
             f"| {r['trace']} | {r['n']:,} | {r['rate']:g} | {r['scheduler']} | {r['simulator']} | {r['batch_time']} | "
@@ -218,13 +222,13 @@ def causes(rows: list[dict[str, Any]]) -> str:
     """The README's second block: each Vidur-vs-llmopt difference split into its measured causes.
 
     Per (trace, n, λ, scheduler): **scheduler** = Vidur (llmopt's batch times) against llmopt;
-    **residual** = Vidur's vLLM with llmopt's mixed batches (``vidur-mixed``) against llmopt, what
-    is left once the one batch-formation rule differs no more; **prefill-only batches** of Vidur's
-    vLLM and the request-seconds of decodes they paused; **batch times** = Vidur with its own
+    **mixed batches** = Vidur's vLLM with prompts joining the decode batch (``vidur-mixed``) against
+    llmopt's ``vllm:batching=mixed`` (``llmopt-mixed``), the same rule on both sides; **prefill-only
+    batches** of Vidur's vLLM and the request-seconds of decodes they paused; **batch times** = Vidur with its own
     predictor against Vidur with llmopt's (same scheduler), and the ratio of their busy times.
     """
     by = {(r["trace"], r["n"], r["rate"], r["scheduler"], r["simulator"], r["batch_time"]): r for r in rows}
-    head = ("| trace | n | λ | scheduler | scheduler: Δ mean latency / TTFT / TBT | residual with mixed batches | "
+    head = ("| trace | n | λ | scheduler | scheduler: Δ mean latency / TTFT / TBT | mixed batches: Δ vs llmopt-mixed | "
             "prefill-only batches (s) | decode request-s paused | batch times: Δ mean latency / TBT | "
             "busy time own / llmopt's |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -234,6 +238,7 @@ def causes(rows: list[dict[str, Any]]) -> str:
         same = by.get((trace, n, rate, sched, "vidur", "llmopt"))
         own = by.get((trace, n, rate, sched, "vidur", "vidur"))
         mixed = by.get((trace, n, rate, sched, "vidur-mixed", "llmopt"))
+        mine_mixed = by.get((trace, n, rate, sched, "llmopt-mixed", "llmopt"), r)
 
         def d(a: dict[str, Any] | None, b: dict[str, Any] | None, ms: tuple[str, ...]) -> str:
             if a is None or b is None:
@@ -244,7 +249,7 @@ def causes(rows: list[dict[str, Any]]) -> str:
         paused = "–" if same is None else fmt(same["paused_request_s"], 0)
         busy = "–" if same is None or own is None else fmt(own["busy_s"] / same["busy_s"], 3)
         lines.append(f"| {trace} | {n:,} | {rate:g} | {sched} | {d(same, r, METRICS)} | "
-                     f"{d(mixed, r, METRICS) if sched == 'vllm' else 'n/a'} | {po} | {paused} | "
+                     f"{d(mixed, mine_mixed, METRICS) if sched == 'vllm' else 'n/a'} | {po} | {paused} | "
                      f"{d(own, same, ('latency', 'tbt'))} | {busy} |")
     return "\n".join(lines)
 
@@ -254,7 +259,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any], c
     """Write ``results.csv``, ``results.json``, ``manifest.json`` (unless ``keep_manifest``) and the table
     block of ``README.md`` (between its markers; the rest of the README is kept)."""
     out.mkdir(parents=True, exist_ok=True)
-    cols = ["trace", "n", "rate", "scheduler", "simulator", "batch_time",
+    cols = ["trace", "n", "rate", "scheduler", "simulator", "policy", "batch_time",
             *[f"{m}_{s}" for m in METRICS for s in ("mean", "p50", "p99")],
             "batches", "preemptions", "busy_s", "cpu_s", "startup_cpu_s", "predictor_cpu_s",
             "prefill_only_batches", "prefill_only_s", "paused_request_s",
@@ -367,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-times", nargs="+", choices=("same", "own"), default=["same", "own"],
                    help="same: Vidur runs llmopt's batch times; own: Vidur's predictor")
     p.add_argument("--no-diagnostic", action="store_true",
-                   help="skip the vidur-mixed rows (Vidur's vLLM with llmopt's mixed prefill+decode batches)")
+                   help="skip the vidur-mixed rows (Vidur's vLLM with mixed prefill+decode batches) and the "
+                        "llmopt-mixed rows")
     p.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="Vidur's own virtual environment")
     p.add_argument("--profiles", type=Path, default=None, help="Vidur profiles folder (default: data/profiles)")
     p.add_argument("--render", action="store_true",
@@ -407,26 +413,34 @@ def main(argv: list[str] | None = None) -> int:
                     inst, trace_file = instance_for(trace, n, rate, work)
                     for scheduler in args.schedulers:
                         key = {"trace": trace, "n": n, "rate": rate, "scheduler": scheduler}
+                        first = len(rows)
+                        runs = [("vidur", "llmopt" if bt == "same" else "vidur", False) for bt in args.batch_times]
+                        diagnostic = scheduler == "vllm" and "same" in args.batch_times and not args.no_diagnostic
+                        if diagnostic:
+                            runs.append(("vidur-mixed", "llmopt", True))
+                        mine: dict[str, Any] | None = None
+                        mine_mixed: dict[str, Any] | None = None
                         if scheduler in POLICIES:
                             mine = run_llmopt(inst, scheduler, cost)
                             rows.append({**key, "simulator": "llmopt", "batch_time": "llmopt", **mine})
+                            if diagnostic:  # what vidur-mixed is compared with: the same batch rule in llmopt
+                                mine_mixed = run_llmopt(inst, MIXED_SPEC, cost)
+                                rows.append({**key, "simulator": "llmopt-mixed", "batch_time": "llmopt",
+                                             "policy": MIXED_SPEC, **mine_mixed})
                         else:
-                            mine = None
                             rows.append({**key, "simulator": "llmopt", "batch_time": "llmopt",
                                          "pending": f"policy {scheduler!r} not registered in llmopt yet"})
-                        runs = [("vidur", "llmopt" if bt == "same" else "vidur", False) for bt in args.batch_times]
-                        if scheduler == "vllm" and "same" in args.batch_times and not args.no_diagnostic:
-                            runs.append(("vidur-mixed", "llmopt", True))
                         for label, bt, mixed in runs:
                             res = run_vidur(python, trace_file, inst, scheduler, bt, coefficients, profiles, work,
                                             mixed)
                             row = {**key, "simulator": label, "batch_time": bt, **res}
-                            if mine is not None:
+                            ref = mine_mixed if mixed and mine_mixed is not None else mine
+                            if ref is not None:
                                 for m in METRICS:
-                                    row[f"d_{m}_mean"] = rel(res[f"{m}_mean"], mine[f"{m}_mean"])
-                                row["lead"] = res["cpu_s"] / mine["cpu_s"] if mine["cpu_s"] > 0 else None
+                                    row[f"d_{m}_mean"] = rel(res[f"{m}_mean"], ref[f"{m}_mean"])
+                                row["lead"] = res["cpu_s"] / ref["cpu_s"] if ref["cpu_s"] > 0 else None
                             rows.append(row)
-                        print("\n".join(markdown(rows[-1 - len(runs):]).splitlines()[2:]), flush=True)
+                        print("\n".join(markdown(rows[first:]).splitlines()[2:]), flush=True)
     meta = {"machine": platform.platform(), "python": platform.python_version(), "vidur": VIDUR_VERSION,
             "M": vidur_kv_capacity_tokens(), "block_size": BLOCK_SIZE, "max_num_seqs": MAX_NUM_SEQS,
             "max_num_batched_tokens": MAX_BATCHED_TOKENS, "chunk_size": CHUNK_SIZE, "seed": SEED,

@@ -52,6 +52,7 @@ that the two agree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -60,7 +61,7 @@ import scipy.sparse as sp
 from llmopt.model.canonical import Block, CanonicalModel, ModelSize
 from llmopt.model.instance import Instance
 
-__all__ = ["default_split", "peak_zones", "with_zone_rows", "zone_model_size"]
+__all__ = ["default_split", "peak_zones", "with_zone_rows", "zone_incidence", "zone_model_size"]
 
 
 def default_split(M: int) -> int:
@@ -107,6 +108,45 @@ def zone_model_size(instance: Instance, base: ModelSize) -> ModelSize:
     return ModelSize(rows=2 * base.rows, cols=base.cols, nnz=2 * base.nnz + base.cols * s_max)
 
 
+def zone_incidence(model: CanonicalModel, instance: Instance, zones: Mapping[int, tuple[int, int]]
+                   ) -> tuple[np.ndarray, sp.csr_matrix]:
+    """The rows ``Σ_{i} Σ_{k : τ ∈ zone_i(k)} x_{i,k}``, one per time ``τ`` some start's zone covers, where
+    ``zones[p] = (a, b)`` gives request ``p``'s zone ``zone_i(k) = [k + o_i − a + 1, k + o_i + b]`` (its
+    last ``a`` steps of the run and ``b`` after it).
+
+    A class of the model is in when its first request is a key of ``zones`` (members of a class share
+    ``(s, o)``, so the whole class is in or out); a column then counts the requests of its class that
+    start at ``k``. Used by the peak-zone rows here and the lag cliques of
+    :mod:`llmopt.formulations.clique_rows`.
+
+    Returns
+    -------
+    times : ndarray of int
+        ``τ`` of each row, increasing.
+    A : scipy.sparse.csr_matrix
+        ``len(times) × model.n_cols``; entries only on the ``x`` block.
+    """
+    x = model.cols("x")
+    first = model.rows("eq2_assignment").labels["first"]  # position of each class's first request
+    col_class = np.asarray(x.labels["class"])
+    col_k = np.asarray(x.labels["k"])
+    outputs = np.array([instance.requests[int(f)].output for f in first], dtype=np.int64)
+    a = np.full(len(first), -1, dtype=np.int64)
+    b = np.zeros(len(first), dtype=np.int64)
+    for c, f in enumerate(first.tolist()):
+        if int(f) in zones:
+            a[c], b[c] = zones[int(f)]
+    cols = np.flatnonzero(a[col_class] >= 0)
+    length = (a + b)[col_class[cols]]
+    cols, length = cols[length > 0], length[length > 0]
+    col_idx = np.repeat(cols, length)
+    offs = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(np.cumsum(length) - length, length)
+    cls = col_class[col_idx]
+    tau = col_k[col_idx] + outputs[cls] - a[cls] + 1 + offs
+    times, rows = np.unique(tau, return_inverse=True)
+    return times, sp.csr_matrix((np.ones(rows.size), (rows, x.start + col_idx)), shape=(times.size, model.n_cols))
+
+
 def with_zone_rows(model: CanonicalModel, instance: Instance, split: int | None = None) -> CanonicalModel:
     """``model`` (the hindsight IP of :func:`formulations.hindsight_ip.formulate`) plus one zone row
     ``Σ_{i ∈ Z_h} Σ_{k : τ ∈ zone_i(k)} x_{i,k} <= 1`` per time ``τ`` that some start's zone covers.
@@ -115,30 +155,8 @@ def with_zone_rows(model: CanonicalModel, instance: Instance, split: int | None 
     column counts the requests of its class that start at ``k``; a member's zone row then takes
     that count, which is what the theorem bounds.
     """
-    zones = peak_zones(instance, split)
-    x = model.cols("x")
-    classes = model.rows("eq2_assignment")
-    first = classes.labels["first"]  # position of each class's first request
-    col_class = np.asarray(x.labels["class"])
-    col_k = np.asarray(x.labels["k"])
-    outputs = np.array([instance.requests[int(f)].output for f in first], dtype=np.int64)
-    a = np.full(len(first), -1, dtype=np.int64)
-    b = np.zeros(len(first), dtype=np.int64)
-    for c, f in enumerate(first.tolist()):
-        if f in zones:  # members of a class share (s, o), so the whole class is in or out
-            a[c], b[c] = zones[f]
-    member = a[col_class] >= 0
-    cols = np.flatnonzero(member)
-    length = (a + b)[col_class[cols]]
-    cols = cols[length > 0]
-    length = length[length > 0]
-    col_idx = np.repeat(cols, length)
-    offs = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(np.cumsum(length) - length, length)
-    cls = col_class[col_idx]
-    tau = col_k[col_idx] + outputs[cls] - a[cls] + 1 + offs
-    used, rows = np.unique(tau, return_inverse=True)
+    used, Z = zone_incidence(model, instance, peak_zones(instance, split))
     n_new = len(used)
-    Z = sp.csr_matrix((np.ones(len(rows)), (rows, col_idx)), shape=(n_new, model.n_cols))
     last = model.row_blocks[-1].stop
     return replace(
         model,

@@ -77,6 +77,10 @@ class Solver(Protocol):
     ) -> SolveResult:
         """Solve ``model``; never raise for solver outcomes, report them in the status.
 
+        An adapter with :attr:`Capability.NODE_LIMIT` also takes ``node_limit`` (an int or ``None``): the
+        solve stops after that many branch-and-bound nodes, with status ``node_limit`` (CBC: ``not_solved``) and
+        the incumbent and bound it has. Callers pass it only to adapters that declare the capability.
+
         ``time_limit`` is the solver's own limit, which solvers may overrun by seconds on large
         models; ``deadline`` (a ``time.perf_counter()`` value), when given, is a hard end that an
         adapter with :attr:`Capability.INTERRUPT` enforces by cancelling the solve (status
@@ -121,6 +125,12 @@ def finish(
         bound = objective  # bounds from solver tolerances never exceed the incumbent
     gap = SolveResult.relative_gap(objective, bound)
     return SolveResult(status, objective, bound, gap, runtime, x=x, duals=duals, solver=solver, message=message)
+
+
+def check_node_limit(node_limit: int | None) -> None:
+    """Raise ``ValueError`` unless ``node_limit`` is ``None`` or an integer >= 1."""
+    if node_limit is not None and (isinstance(node_limit, bool) or not isinstance(node_limit, int) or node_limit < 1):
+        raise ValueError(f"node_limit must be an integer >= 1 or None, got {node_limit!r}")
 
 
 def check_warm_start(model: CanonicalModel, warm_start: np.ndarray | None) -> None:

@@ -26,6 +26,9 @@ class Capability(str, enum.Enum):
     """Honours a thread count."""
     INTERRUPT = "interrupt"
     """Stops within about a second on Ctrl-C and returns what it has (status ``interrupted``)."""
+    NODE_LIMIT = "node_limit"
+    """Honours a branch-and-bound node limit (``solve(..., node_limit=N)``): a stop that depends on the
+    model alone, not on the machine's speed or load."""
 
     def __str__(self) -> str:
         return self.value

@@ -56,6 +56,7 @@ from llmopt.solvers.base import (
     Capability,
     Progress,
     SolverInfo,
+    check_node_limit,
     check_warm_start,
     finish,
     package_installed,
@@ -197,7 +198,7 @@ class CbcSolver:
         name="cbc",
         package="pulp",
         capabilities=frozenset({Capability.MIP, Capability.LP_DUALS, Capability.WARM_START, Capability.TIME_LIMIT,
-                                Capability.THREADS}),
+                                Capability.THREADS, Capability.NODE_LIMIT}),
         open_source=True,
     )
 
@@ -221,6 +222,7 @@ class CbcSolver:
         verbose: bool = False,
         progress: Progress | None = None,
         deadline: float | None = None,
+        node_limit: int | None = None,
     ) -> SolveResult:
         """Solve ``model`` with CBC.
 
@@ -238,6 +240,9 @@ class CbcSolver:
             A full primal vector passed as a MIP start (ignored for LPs, like HiGHS).
         verbose : bool
             Print CBC's log after the run.
+        node_limit : int, optional
+            CBC's ``maxNodes``: stop after that many branch-and-bound nodes (status ``not_solved``: CBC's log
+            does not tell a node limit from its other stops, so its bound is not offered as one).
         deadline : float, optional
             ``time.perf_counter()`` value by which the whole call must end: checked while the PuLP
             problem is built and after the MPS file is written (status ``time_limit`` without starting
@@ -258,6 +263,7 @@ class CbcSolver:
         import pulp
 
         check_warm_start(model, warm_start)
+        check_node_limit(node_limit)
         clock = _Clock(deadline, progress, time.perf_counter())
         try:
             clock.check()
@@ -293,6 +299,7 @@ class CbcSolver:
                     warmStart=warm_start is not None and model.is_mip,
                     logPath=str(log_path),
                     timeMode="elapsed",
+                    maxNodes=node_limit if model.is_mip else None,
                 )
                 if not cmd.available():
                     why = "PuLP's bundled CBC executable is missing or not executable"

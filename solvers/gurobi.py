@@ -26,6 +26,7 @@ from llmopt.solvers.base import (
     Capability,
     Progress,
     SolverInfo,
+    check_node_limit,
     check_warm_start,
     finish,
     package_installed,
@@ -93,6 +94,7 @@ class GurobiSolver:
         verbose: bool = False,
         progress: Progress | None = None,
         deadline: float | None = None,
+        node_limit: int | None = None,
     ) -> SolveResult:
         """Solve ``model`` with Gurobi.
 
@@ -110,6 +112,8 @@ class GurobiSolver:
             A full primal vector set as the MIP ``Start`` (ignored for LPs, like HiGHS).
         verbose : bool
             ``OutputFlag``.
+        node_limit : int, optional
+            ``NodeLimit``: stop after that many branch-and-bound nodes (status ``node_limit``).
         deadline : float, optional
             ``time.perf_counter()`` value by which the call must end: ``TimeLimit`` is cut to what
             is left once the model is built, and a deadline already passed then ends the call with
@@ -127,6 +131,7 @@ class GurobiSolver:
         if not ok:
             return unavailable_result(self.info.name, why)
         check_warm_start(model, warm_start)
+        check_node_limit(node_limit)
         try:
             import gurobipy as gp
         except ImportError as exc:  # installed but broken (e.g. a wrong platform wheel)
@@ -158,6 +163,8 @@ class GurobiSolver:
             gmodel.Params.MIPGap = float(mip_gap)
             gmodel.Params.Threads = int(threads)
             gmodel.Params.Seed = 0
+            if node_limit is not None:
+                gmodel.Params.NodeLimit = float(node_limit)
             if warm_start is not None and model.is_mip:
                 x.Start = np.asarray(warm_start, dtype=float)
             start = time.perf_counter()
@@ -240,6 +247,10 @@ class GurobiSolver:
                     np.add.at(duals, rows, np.asarray(constr.Pi, dtype=float))
         elif status == GRB.TIME_LIMIT:
             st = SolveStatus.TIME_LIMIT
+            if model.is_mip:
+                bound = _finite_attr(gp, gmodel, "ObjBound")
+        elif status == GRB.NODE_LIMIT:
+            st = SolveStatus.NODE_LIMIT
             if model.is_mip:
                 bound = _finite_attr(gp, gmodel, "ObjBound")
         elif status == GRB.INTERRUPTED:  # gurobipy turns Ctrl-C during optimize() into this status

@@ -28,6 +28,7 @@ from llmopt.solvers.base import (
     Capability,
     Progress,
     SolverInfo,
+    check_node_limit,
     check_warm_start,
     finish,
     package_installed,
@@ -102,6 +103,7 @@ class HighsSolver:
         verbose: bool = False,
         progress: Progress | None = None,
         deadline: float | None = None,
+        node_limit: int | None = None,
     ) -> SolveResult:
         ok, why = self.available()
         if not ok:
@@ -109,6 +111,7 @@ class HighsSolver:
         import highspy
 
         check_warm_start(model, warm_start)
+        check_node_limit(node_limit)
         waited_from = time.perf_counter()
         if not _wait_for_earlier_solve(highspy, waited_from, time_limit):
             return finish(self.info.name, model, SolveStatus.NOT_SOLVED, None, None,
@@ -124,6 +127,8 @@ class HighsSolver:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         h.setOptionValue("threads", int(threads))
         h.setOptionValue("random_seed", 0)
+        if node_limit is not None:
+            h.setOptionValue("mip_max_nodes", int(node_limit))
         for key, value in self._settings(model).items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:  # type: ignore[arg-type]
                 raise ValueError(f"HiGHS rejected option {key}={value!r}")
@@ -151,6 +156,11 @@ class HighsSolver:
         res = self._result(highspy, h, model, runtime, stop == "user")
         if stop == "time" and res.status is SolveStatus.INTERRUPTED:
             res = replace(res, status=SolveStatus.TIME_LIMIT, message="time limit (cancelled by llmopt)")
+        elif (node_limit is not None and stop == "" and model.is_mip and res.status is SolveStatus.NOT_SOLVED
+              and h.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit
+              and h.getInfo().mip_node_count >= node_limit):
+            # HiGHS reports its node limit as a "solution limit"; the bound it has is a valid MIP bound.
+            res = replace(res, status=SolveStatus.NODE_LIMIT, message=f"node limit ({node_limit} nodes) reached")
         return res
 
     def _result(self, highspy: Any, h: Any, model: CanonicalModel, runtime: float, interrupted: bool) -> SolveResult:

@@ -42,6 +42,7 @@ from llmopt.solvers.base import (
     Capability,
     Progress,
     SolverInfo,
+    check_node_limit,
     check_warm_start,
     finish,
     package_installed,
@@ -64,7 +65,7 @@ _MISSING_MESSAGE = "pyscipopt is not installed (pip install 'llmopt[scip]')"
 
 #: SCIP's status strings (``Model.getStatus()``) → the project's status. ``gaplimit`` is the requested MIP gap
 #: reached, which the other adapters report as optimal; statuses not listed (node, memory, solution limits,
-#: unknown) become ``not_solved``.
+#: unknown) become ``not_solved``; ``nodelimit`` is ``node_limit``.
 _STATUS = {
     "optimal": SolveStatus.OPTIMAL,
     "gaplimit": SolveStatus.OPTIMAL,
@@ -72,6 +73,7 @@ _STATUS = {
     "unbounded": SolveStatus.UNBOUNDED,
     "inforunbd": SolveStatus.UNBOUNDED,  # as HiGHS's kUnboundedOrInfeasible
     "timelimit": SolveStatus.TIME_LIMIT,
+    "nodelimit": SolveStatus.NODE_LIMIT,
     "userinterrupt": SolveStatus.INTERRUPTED,
     "terminate": SolveStatus.INTERRUPTED,
 }
@@ -104,7 +106,7 @@ class ScipSolver:
         name="scip",
         package="pyscipopt",
         capabilities=frozenset({Capability.MIP, Capability.LP_DUALS, Capability.WARM_START, Capability.TIME_LIMIT,
-                                Capability.INTERRUPT}),
+                                Capability.INTERRUPT, Capability.NODE_LIMIT}),
         open_source=True,
     )
 
@@ -133,6 +135,7 @@ class ScipSolver:
         verbose: bool = False,
         progress: Progress | None = None,
         deadline: float | None = None,
+        node_limit: int | None = None,
     ) -> SolveResult:
         """Solve ``model`` with SCIP.
 
@@ -153,6 +156,8 @@ class ScipSolver:
             Show SCIP's log.
         progress : callable, optional
             Receives a line every :data:`PROGRESS_EVERY_S` seconds with the incumbent and bound.
+        node_limit : int, optional
+            ``limits/nodes``: stop after that many branch-and-bound nodes (status ``node_limit``).
         deadline : float, optional
             ``time.perf_counter()`` value by which the whole call must end: checked during the build (status
             ``time_limit`` without solving once it has passed) and enforced during the solve with
@@ -169,6 +174,7 @@ class ScipSolver:
         import pyscipopt
 
         check_warm_start(model, warm_start)
+        check_node_limit(node_limit)
         began = time.perf_counter()
         csr = model.A.tocsr()
         empty = np.diff(csr.indptr) == 0
@@ -215,6 +221,8 @@ class ScipSolver:
             limit = deadline - start if limit is None else min(limit, deadline - start)
         if limit is not None:
             m.setParam("limits/time", max(limit, 0.0))
+        if node_limit is not None:
+            m.setParam("limits/nodes", int(node_limit))
 
         latest: dict[str, float] = {}
         if model.is_mip:
@@ -248,7 +256,8 @@ class ScipSolver:
         bound: float | None = None
         duals = None
         if model.is_mip:
-            if st in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.INTERRUPTED, SolveStatus.NOT_SOLVED):
+            if st in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.NODE_LIMIT, SolveStatus.INTERRUPTED,
+                      SolveStatus.NOT_SOLVED):
                 dual = float(m.getDualbound())
                 bound = dual + model.offset if abs(dual) < m.infinity() else None
         elif st is SolveStatus.OPTIMAL and x is not None:

@@ -615,3 +615,76 @@ def test_check_refuses_an_unknown_or_a_missing_cost_model_alike(tmp_path: Path) 
     assert isinstance(exc, ScheduleFileError)  # also what a schedule-file error is
     _same_error(result, exc, f"{sched}: no field 'cost_model'; pass --cost-model",
                 "schedule: no field 'cost_model'; pass cost_model")
+
+
+# --- what is registered: llmopt policies | solvers -----------------------------------------------------
+
+
+def test_policies_lists_what_the_api_lists(raising_policy: str) -> None:
+    from llmopt.policies import POLICIES
+
+    result = runner.invoke(app, ["policies", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = llmopt.api.list_policies()
+    assert json.loads(result.stdout)["policies"] == [{"name": p.name, "description": p.description} for p in listed]
+    assert [p.name for p in listed] == POLICIES.names() and raising_policy in POLICIES.names()
+    assert next(p for p in listed if p.name == raising_policy).description == "raises in every task (tests)"
+
+
+def test_solvers_lists_what_the_api_lists_a_broken_plug_in_included() -> None:
+    from llmopt.solvers import SOLVERS
+    from llmopt.solvers.highs import HighsSolver
+
+    class Absent(HighsSolver):
+        @classmethod
+        def available(cls):
+            return False, "absent-backend is not installed"
+
+    SOLVERS.register("parity-absent", Absent)
+    SOLVERS.register("parity-broken", "parity_no_such_module:Solver")
+    try:
+        result = runner.invoke(app, ["solvers", "--json"])
+        table = runner.invoke(app, ["solvers"])
+        listed = {s.name: s for s in llmopt.api.list_solvers()}
+    finally:
+        SOLVERS.unregister("parity-absent")
+        SOLVERS.unregister("parity-broken")
+    assert result.exit_code == 0 and table.exit_code == 0, result.output + table.output
+    cli = {s["name"]: s for s in json.loads(result.stdout)["solvers"]}
+    assert cli == {n: {"name": n, "available": s.available, "version": s.version,
+                       "capabilities": list(s.capabilities), "note": s.note} for n, s in listed.items()}
+    assert listed["highs"].available and "lp_duals" in listed["highs"].capabilities
+    absent, broken = listed["parity-absent"], listed["parity-broken"]
+    assert (absent.available, absent.note) == (False, "absent-backend is not installed")
+    assert absent.capabilities == listed["highs"].capabilities  # the adapter is read, only its backend is absent
+    assert (broken.available, broken.version, broken.capabilities) == (False, None, ())
+    assert "parity_no_such_module" in broken.note
+    assert "parity-broken" in table.stdout and "Traceback" not in table.output
+
+
+def test_the_listing_commands_print_what_the_api_returns(monkeypatch) -> None:
+    """The commands call :mod:`llmopt.api` rather than reading the registries themselves."""
+    from llmopt.api.listing import PolicyListing, SolverListing
+
+    monkeypatch.setattr(llmopt.api, "list_policies", lambda: [PolicyListing("only-from-the-api", "d")])
+    monkeypatch.setattr(llmopt.api, "list_solvers",
+                        lambda: [SolverListing("api-solver", False, None, ("mip",), "why not")])
+    assert json.loads(runner.invoke(app, ["policies", "--json"]).stdout) == {
+        "policies": [{"name": "only-from-the-api", "description": "d"}]}
+    assert json.loads(runner.invoke(app, ["solvers", "--json"]).stdout) == {"solvers": [
+        {"name": "api-solver", "available": False, "version": None, "capabilities": ["mip"], "note": "why not"}]}
+    table = runner.invoke(app, ["solvers"]).stdout
+    assert "api-solver" in table and "why not" in table and "highs" not in table
+
+
+def test_listing_policies_through_the_api_imports_no_numpy() -> None:
+    """``llmopt policies`` stays light: the API module and the policy registry import no NumPy."""
+    import subprocess
+    import sys
+
+    code = ("import sys, llmopt.api; names = [p.name for p in llmopt.api.list_policies()]; "
+            "assert 'mc-sf' in names, names; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'pandas') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -204,3 +204,65 @@ def test_a_failed_report_is_not_ok():
     assert not CheckReport("f", "e", [], 1.0, 1, [ok]).ok  # the rerun failed
     assert not CheckReport("f", "e", [], 1.0, 0, [FileVerdict("x.png", "not compared")]).ok  # nothing compared
     assert not CheckReport("f", "e", [], 1.0, 0, [ok, FileVerdict("b.csv", "not produced")]).ok
+
+
+def test_a_trace_suite_summary_is_the_same_whatever_order_the_workers_finished():
+    """Means are summed in task order: ``(0.1 + 0.2) + 0.3`` and ``(0.3 + 0.2) + 0.1`` differ in the last
+    digit, which made a rerun's ``summary.csv`` differ from the committed one at tolerance 0."""
+    from llmopt.bench.suites import Suite, WorkloadSpec
+    from llmopt.report.trace import trace_summary
+
+    suite = Suite(name="s", description="", workloads=(WorkloadSpec("trace", (0, 1, 2), {"n": 1}, "w"),),
+                  policies=("mc-sf",), reference="mc-sf", kind="trace")
+    recs = [{"workload": "trace", "params": {"n": 1}, "seed": s, "suite": "s", "error": None,
+             "status_mc-sf": "ok", "latency_mc-sf": lat} for s, lat in enumerate((0.1, 0.2, 0.3))]
+    forward, backward = trace_summary(recs, suite), trace_summary(recs[::-1], suite)
+    assert forward.to_dict("records") == backward.to_dict("records")
+    assert forward["latency_mean"].iloc[0] == sum((0.1, 0.2, 0.3)) / 3
+
+
+def test_a_suite_entry_lists_the_files_the_suite_writes_not_the_folder_s_readme_or_other_entries(tmp_path: Path):
+    """A rerun never writes the folder's README.md or another study's tables: listed in the suite's entry,
+    a check of the suite would report them "not produced" and never match."""
+    from llmopt.bench.studies import read_manifest, write_suite_manifest
+
+    run = {"command": "llmopt bench run s --out x", "outcome": "completed", "tasks_skipped": 0}
+    (tmp_path / "suite.json").write_text(json.dumps({"runs": [run]}))
+    for f in ("trials.jsonl", "summary.csv", "README.md", "sensitivity.csv"):
+        (tmp_path / f).write_text("x\n")
+    (tmp_path / "manifest.json").write_text(json.dumps({"a-study": {"command": "llmopt study run a-study",
+                                                                    "files": ["sensitivity.csv"]}}))
+    write_suite_manifest(tmp_path, "s")
+    manifest = read_manifest(tmp_path)
+    assert manifest["s"]["files"] == ["suite.json", "summary.csv", "trials.jsonl"]
+    assert manifest["s"]["regenerated"] is True and manifest["a-study"]["files"] == ["sensitivity.csv"]
+
+
+def test_j0_theory_leaves_out_thm62_s_solve_seconds_but_compares_thm53_s_prompt_size(tmp_path: Path):
+    """In j0-theory, thm62.md's column ``s`` is the pipeline solve's wall seconds; thm53.md's ``s`` is a
+    prompt size (data)."""
+    decl = declared("j0-theory", "study")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "r").mkdir()
+    for name in ("thm62.md", "thm53.md"):
+        (tmp_path / "c" / name).write_text("| M | OPT | s |\n|---|---|---|\n| 25 | 55 | 0.200 |\n")
+        (tmp_path / "r" / name).write_text("| M | OPT | s |\n|---|---|---|\n| 25 | 55 | 0.500 |\n")
+    v53, v62 = compare_folders(tmp_path / "c", tmp_path / "r", ["thm62.md", "thm53.md"], decl)
+    assert (v62.file, v62.verdict) == ("thm62.md", "identical")
+    assert (v53.file, v53.verdict, v53.field, v53.old, v53.new) == ("thm53.md", "differs", "s", "0.200", "0.500")
+
+
+def test_lp_bucket_sensitivity_leaves_out_its_lp_seconds_and_compares_its_lp_values(tmp_path: Path):
+    """lp_bucket.md's "LP time (s)" is wall time (a rerun at another load differed there only)."""
+    decl = declared("lp-bucket-sensitivity", "study")
+    head = "| seed | Δ | LP value | LP time (s) |\n|---|---|---|---|\n"
+    (tmp_path / "c").mkdir()
+    (tmp_path / "t").mkdir()
+    (tmp_path / "v").mkdir()
+    (tmp_path / "c" / "lp_bucket.md").write_text(head + "| 0 | 1 | 43,297.0 | 102.3 |\n")
+    (tmp_path / "t" / "lp_bucket.md").write_text(head + "| 0 | 1 | 43,297.0 | 149.6 |\n")
+    (tmp_path / "v" / "lp_bucket.md").write_text(head + "| 0 | 1 | 43,298.0 | 102.3 |\n")
+    timed, = compare_folders(tmp_path / "c", tmp_path / "t", ["lp_bucket.md"], decl)
+    valued, = compare_folders(tmp_path / "c", tmp_path / "v", ["lp_bucket.md"], decl)
+    assert timed.verdict == "identical"
+    assert (valued.verdict, valued.field) == ("differs", "LP value")

@@ -12,6 +12,8 @@ One module per concern:
 * :mod:`~llmopt.api.hindsight` — :func:`solve` (``llmopt solve``);
 * :mod:`~llmopt.api.capacity` — :func:`plan_capacity` (``llmopt capacity``);
 * :mod:`~llmopt.api.suites` — :func:`run_suite`, :func:`run_study`, :func:`registries`;
+* :mod:`~llmopt.api.listing` — :func:`list_policies` (``llmopt policies``), :func:`list_solvers`
+  (``llmopt solvers``);
 * :mod:`~llmopt.api.errors` — :class:`BadInput`.
 
 Each name is imported on first use, and heavy modules (SciPy, the solvers, the hindsight pipeline,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from llmopt.api.errors import BadInput, SolverUnavailable
     from llmopt.api.hindsight import solve
     from llmopt.api.instances import TraceSample, discretize, load_trace, make_instance, sample, sample_trace
+    from llmopt.api.listing import PolicyListing, SolverListing, list_policies, list_solvers
     from llmopt.api.runs import check, simulate
     from llmopt.api.suites import registries, run_study, run_suite
     from llmopt.model.instance import Instance, Request, load_instance
@@ -65,6 +68,8 @@ _HOMES = {
     "run_suite": "llmopt.api.suites", "run_study": "llmopt.api.suites", "registries": "llmopt.api.suites",
     "plan_capacity": "llmopt.api.capacity", "capacity_instance": "llmopt.api.capacity",
     "CapacityPlan": "llmopt.api.capacity", "BadInput": "llmopt.api.errors", "SolverUnavailable": "llmopt.api.errors",
+    "list_policies": "llmopt.api.listing", "list_solvers": "llmopt.api.listing",
+    "PolicyListing": "llmopt.api.listing", "SolverListing": "llmopt.api.listing",
 }
 
 #: ``import llmopt``'s names (:data:`llmopt._version.PUBLIC_NAMES`), then the ones the command line also uses.
@@ -73,7 +78,7 @@ __all__ = [
     "load_any_instance", "load_trace", "sample", "discretize", "make_instance", "simulate", "solve", "check",
     "run_suite", "run_study", "registries",
     "BadInput", "SolverUnavailable", "sample_trace", "TraceSample", "plan_capacity", "capacity_instance",
-    "CapacityPlan",
+    "CapacityPlan", "list_policies", "list_solvers", "PolicyListing", "SolverListing",
 ]
 
 

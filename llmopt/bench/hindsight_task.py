@@ -68,6 +68,8 @@ def blank_record(suite: Suite, task: Task) -> dict[str, Any]:
         "bounds_run": [],
         "upper_bounds": list(suite.upper_bounds),
         "ip_time_limit": suite.ip_time_limit,
+        "ip_node_limit": suite.ip_node_limit,
+        "ip_time_capped": None,
         "search_evals": suite.search_evals,
         "lns_iterations": suite.lns_iterations,
         "cp_sat_seconds": suite.cp_sat_seconds,
@@ -99,7 +101,8 @@ def _hindsight(instance: Any, suite: Suite, seed: int, schedules: Mapping[str, A
         upper_bounds=tuple(suite.upper_bounds),
         time_limit=None,
         ip_time_limit=suite.ip_time_limit,
-        threads=1,
+        ip_node_limit=suite.ip_node_limit,
+        threads=1,  # one thread: with a node limit, the same rows on every machine
         seed=seed,
         search_evals=suite.search_evals,
         lns_iterations=suite.lns_iterations,
@@ -154,7 +157,11 @@ def _record_hindsight(rec: dict[str, Any], h: Any) -> None:
         gap=h.gap,
         ip_message=h.message or None,
         hindsight_runtime_s=round(float(h.runtime_s), 3),
+        ip_time_capped=h.ip_time_capped,
     )
+    if h.ip_time_capped:
+        rec["warnings"].append(f"the IP stopped at its {rec['ip_time_limit']}-s safety cap before its node limit "
+                               f"({rec['ip_node_limit']}): this row depends on the machine's speed and load")
     for k, v in dict(h.model_stats or {}).items():
         rec[f"model_{k}"] = v
     rec["hindsight_errors"] = [str(e) for e in h.errors]

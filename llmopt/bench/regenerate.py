@@ -25,8 +25,8 @@ Each file gets one verdict: ``identical``, ``differs`` (with the first differing
 new value), ``not produced`` (the rerun did not write it) or ``not compared`` (and why). When every
 compared file is identical, :func:`stamp_manifest` may record ``"regenerated": {"date", "commit",
 "seconds", "matched_files", ...}`` in the entry; nothing in the committed folder is ever overwritten.
-The command line is ``llmopt results check FOLDER [--entry NAME] [--quick] [--seeds ...] [--tolerance R]
-[--stamp]`` (:mod:`llmopt.cli.study`).
+The command line is ``llmopt study check NAME|FOLDER [--entry NAME] [--quick] [--seeds ...] [--tolerance R]
+[--timeout S] [--stamp]`` (:mod:`llmopt.cli.study`).
 """
 
 from __future__ import annotations
@@ -128,15 +128,18 @@ VOLATILE: dict[str, Declared] = {
                           whole=("suite.json",)),
     "chen-c-like": Declared(("sim_s_*",)),
     # rows.json records the command line (with its --out) and each part's seconds; thm62_ip's "s" is the
-    # solve's runtime_s (elsewhere in the file "s" is a prompt size, compared)
+    # solve's runtime_s (elsewhere in the file "s" is a prompt size, compared), printed as thm62.md's
+    # last column "s" (thm53.md's "s" is a prompt size, compared)
     "j0-theory": Declared(("command", "seconds.*", "thm43_raw.*.runtime_s", "thm53_raw.*.runtime_s",
-                           "thm62_ip.*.s")),
+                           "thm62_ip.*.s", "thm62.md::s")),
     "schedule-polish": Declared(("cpu_s_*",), {"trials.jsonl": _by("workload", "seed")}),
     # README.md's wall-clock columns (time.perf_counter, best of --repeat); the LP column is "lp time (s)"
     # or "<name> time (s)" after the LP stage used
     "energy-bound": Declared(("energy time (ms)", "* time (s)", "stage (s)", "SRPT (s)", "checker (s)",
                               "MC-SF sim (s)")),
     "zone-bound": Declared(("zone_s",), {"trials.jsonl": _by("suite", "workload", "params", "seed")}),
+    # lp_bucket.md's "LP time (s)": wall seconds of Sorted-LP's planning and simulation
+    "lp-bucket-sensitivity": Declared(("LP time (s)",)),
     "bound-scaling": Declared(("seconds", "lag-lp_s", "zone-colgen_s")),
     "cluster-bounds": Declared(("time_s", "ub_s")),
     "cluster-ratios": Declared(("denominator_s",)),

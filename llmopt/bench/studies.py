@@ -358,7 +358,8 @@ def write_suite_manifest(out: Path, suite: str) -> Path:
     """Write (or update) suite ``suite``'s entry of ``out/manifest.json`` after ``llmopt bench run``.
 
     The entry holds ``kind: "suite"``, ``command`` (the last run's command line, from ``suite.json``),
-    ``arguments``, ``version``, ``commit``, ``date``, ``files`` (the folder's files) and ``regenerated``:
+    ``arguments``, ``version``, ``commit``, ``date``, ``files`` (the folder's files, less its ``README.md``
+    and the files other entries of the manifest list: those the suite does not write) and ``regenerated``:
     ``true`` only when the last run of ``suite.json`` computed every task (none was taken over from
     earlier records, none failed or was lost); otherwise ``false`` with ``not_regenerated`` saying how
     many tasks were reused, failed or lost. Entries of other suites or studies in the folder are kept.
@@ -371,6 +372,10 @@ def write_suite_manifest(out: Path, suite: str) -> Path:
     last = runs[-1] if isinstance(runs[-1], dict) else {}
     reused, failed, lost = (int(last.get(k) or 0) for k in ("tasks_skipped", "task_errors", "tasks_lost"))
     complete = last.get("outcome") == "completed" and not (reused or failed or lost)
+    manifest = read_manifest(out)
+    # a folder's README and another study's tables are not the suite's output: listed here, a check of
+    # the suite would find them "not produced" by its rerun
+    others = {f for name, e in manifest.items() if name != suite and isinstance(e, dict) for f in e.get("files") or ()}
     entry: dict[str, Any] = {
         "kind": "suite",
         "command": last.get("command"),
@@ -379,14 +384,13 @@ def write_suite_manifest(out: Path, suite: str) -> Path:
         "commit": git_commit(),
         "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         "regenerated": complete,
-        "files": sorted(p.name for p in out.iterdir() if p.is_file() and p.name != MANIFEST_FILE
-                        and not p.name.startswith(".") and not p.name.endswith(".tmp")),
+        "files": sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in (MANIFEST_FILE, "README.md")
+                        and p.name not in others and not p.name.startswith(".") and not p.name.endswith(".tmp")),
     }
     if not complete:
         entry["not_regenerated"] = (f"the last run ({last.get('outcome', 'unknown')}) took {reused} task(s) from "
                                     f"earlier records and had {failed} failed and {lost} lost; the report was "
                                     "rebuilt from the recorded tasks")
-    manifest = read_manifest(out)
     manifest[suite] = entry
     path = out / MANIFEST_FILE
     tmp = path.with_suffix(".json.tmp")

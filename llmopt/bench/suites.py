@@ -164,7 +164,13 @@ class Suite:
     solver : str
         Solver for the hindsight IP.
     ip_time_limit : float or None
-        Seconds per hindsight IP solve (``None``: no limit).
+        Seconds per hindsight IP solve (``None``: no limit). With ``ip_node_limit`` set it is only a
+        safety cap: a trial it stopped records ``ip_time_capped`` true and a warning, since its row then
+        depends on the machine's speed and load.
+    ip_node_limit : int or None
+        Branch-and-bound nodes per hindsight IP solve (``None``: none). A node limit stops the solve
+        where the model alone says, so a rerun on any machine, idle or loaded, records the same rows;
+        the solver must have the ``node_limit`` capability.
     search_evals : int
         Local-search evaluations used for the IP's upper bound and warm start.
     lns_iterations : int
@@ -217,6 +223,7 @@ class Suite:
     reference: str = "mc-sf"
     solver: str = DEFAULT_SOLVER
     ip_time_limit: float | None = 10.0
+    ip_node_limit: int | None = None
     search_evals: int = 200
     lns_iterations: int = DEFAULT_LNS_ITERATIONS
     cp_sat_seconds: float = DEFAULT_CP_SAT_SECONDS
@@ -279,6 +286,10 @@ class Suite:
                 raise ValueError(f"suite {self.name!r}: ip_time_limit must be a positive number of seconds, "
                                  f"got {self.ip_time_limit!r}")
             object.__setattr__(self, "ip_time_limit", float(self.ip_time_limit))
+        if self.ip_node_limit is not None and (isinstance(self.ip_node_limit, bool)
+                                               or not isinstance(self.ip_node_limit, int) or self.ip_node_limit < 1):
+            raise ValueError(f"suite {self.name!r}: ip_node_limit must be an integer >= 1 (branch-and-bound nodes) "
+                             f"or null, got {self.ip_node_limit!r}")
         if isinstance(self.search_evals, bool) or not isinstance(self.search_evals, int) or self.search_evals < 0:
             raise ValueError(f"suite {self.name!r}: search_evals must be an integer >= 0")
         if (isinstance(self.lns_iterations, bool) or not isinstance(self.lns_iterations, int)
@@ -363,6 +374,7 @@ class Suite:
             "reference": self.reference,
             "solver": self.solver,
             "ip_time_limit": self.ip_time_limit,
+            "ip_node_limit": self.ip_node_limit,
             "search_evals": self.search_evals,
             "lns_iterations": self.lns_iterations,
             "cp_sat_seconds": self.cp_sat_seconds,
@@ -431,6 +443,7 @@ class Suite:
             "reference": self.reference,
             "solver": self.solver,
             "ip_time_limit": self.ip_time_limit,
+            "ip_node_limit": self.ip_node_limit,
             "search_evals": self.search_evals,
             "lns_iterations": self.lns_iterations,
             "cp_sat_seconds": self.cp_sat_seconds,

@@ -12,7 +12,7 @@ Commands::
     llmopt bench run|list|report ...        (see llmopt.cli.bench)
     llmopt study list | run NAME [--quick] [--out DIR] [--seeds 0-9] [--option value ...] | report NAME
                                             (see llmopt.cli.study)
-    llmopt policies | solvers | stages
+    llmopt policies | solvers [--json] | stages
 
 Exit codes: 0 success; 1 an infeasible schedule (``check``), a failed simulation, or a
 solve that found a contradiction (see ``errors``); 2 bad input or a bad option (one
@@ -220,37 +220,38 @@ def check(
 
 
 @app.command()
-def policies() -> None:
+def policies(json_output: JsonFlag = False) -> None:
     """List the registered policies."""
-    from llmopt.policies import POLICIES
+    from llmopt.api import list_policies
 
+    listed = list_policies()
+    if json_output:
+        json_out({"policies": [{"name": p.name, "description": p.description} for p in listed]})
+        return
     t = Table(title="Policies")
     t.add_column("name", style="bold")
     t.add_column("description")
-    for name in POLICIES.names():
-        t.add_row(escape(name), escape(POLICIES.doc(name)))
+    for p in listed:
+        t.add_row(escape(p.name), escape(p.description))
     console.print(t)
 
 
 @app.command()
-def solvers() -> None:
+def solvers(json_output: JsonFlag = False) -> None:
     """List the registered solvers: usable here?, version, capabilities, licence."""
-    from llmopt.solvers import SOLVERS, solver_status
+    from llmopt.api import list_solvers
 
+    listed = list_solvers()
+    if json_output:
+        json_out({"solvers": [{"name": s.name, "available": s.available, "version": s.version,
+                               "capabilities": list(s.capabilities), "note": s.note} for s in listed]})
+        return
     t = Table(title="Solvers")
     for col in ("name", "available", "version", "capabilities", "note"):
         t.add_column(col, style="bold" if col == "name" else None)
-    for name in SOLVERS.names():
-        try:
-            cls = SOLVERS.get(name)
-            ok, why = solver_status(name)
-            version = cls.version() or "—"
-            caps = ", ".join(sorted(str(c) for c in cls.info.capabilities))
-            note = why or (cls.licence_note() if hasattr(cls, "licence_note") else "")
-        except Exception as exc:  # listing must never crash on one broken plug-in
-            ok, version, caps, note = False, "—", "—", f"{type(exc).__name__}: {exc}"
-        t.add_row(escape(name), "[green]yes[/green]" if ok else "[red]no[/red]", escape(version), escape(caps),
-                  escape(note))
+    for s in listed:
+        t.add_row(escape(s.name), "[green]yes[/green]" if s.available else "[red]no[/red]", escape(s.version or "—"),
+                  escape(", ".join(s.capabilities) or "—"), escape(s.note))
     console.print(t)
 
 

@@ -41,7 +41,11 @@ over time included, for plots such as J0 Figure 7).
 Cost per iteration: ``O(1)`` arithmetic for the batch shape and the memory (running
 aggregates ``Σ (s_j − p_j)`` and ``#running``, as in the discrete engine), one call to
 the cost model, and heap operations for the events; the policy's own work happens only
-at events. The bookkeeping of steps 1–3 is the engine core's
+at events. With KV blocks (``block_size > 1``) the block check is one comparison with the first
+iteration whose blocks would overflow, computed once per decision in ``O(block_size)``
+(:meth:`~llmopt.engine.core.Worker.block_overflow`). A paused iteration costs ``O(1)`` too: runs
+count in decode iterations (``k − shift``, ``shift`` the paused iterations so far; see
+:class:`~llmopt.engine.core.Worker`, "Paused iterations"). The bookkeeping of steps 1–3 is the engine core's
 (:class:`llmopt.engine.core.Worker`, shared with the discrete engine); this module keeps
 the clock: iterations, seconds, and the batch of step 4.
 """
@@ -96,7 +100,7 @@ def _timed_schedule(reqs: Sequence[TimedRequest], name: str, cost_name: str, b_s
         starts={reqs[i].id: w.starts[i] for i in sorted(w.completed)},  # instance order; O(completed), not O(n)
         evictions=tuple(w.evictions), completions=completions, latencies=latencies,
         batch_start=np.asarray(b_start, dtype=np.float64), batch_duration=np.asarray(b_dur, dtype=np.float64),
-        memory=MemoryTrace(0, w.runs), complete=complete, stalls=dict(stalls), limits=limits,
+        memory=MemoryTrace(0, w.runs, w.paused), complete=complete, stalls=dict(stalls), limits=limits,
         chunks=tuple((t, reqs[i].id, c) for t, i, c in w.chunk_log),
         paused=tuple(w.paused), eviction_starts=tuple(w.eviction_starts) if w.paused else (),
     )
@@ -182,11 +186,13 @@ def simulate_continuous(
     k = nxt = 0
     pause = False
     held = 0  # KV tokens of partial prefills (chunked prefill); changes only at decisions
+    shift = 0  # paused iterations so far (w.npaused): the worker counts runs in decode iterations k − shift
+    over: int | float = float("inf")  # block_size > 1: the first clock whose blocks overflow, until a decision
 
     while True:  # not `while cond`: CPython 3.11 specialises a running loop only on an unconditional back jump
         # 1. completions: the batch of iteration k − 1 produced their last token
         event = False
-        if heap and heap[0][0] == k:
+        if heap and heap[0][0] == k - shift:
             event = complete(k) > 0
         if w.done == n:
             break
@@ -204,13 +210,16 @@ def simulate_continuous(
             new_n, new_tokens, new_sq, n_new, s_new = prefill() if w.started or w.chunked else _NO_PREFILL
             held = w.held
             pause = w.pause  # a prefill-only batch: the running requests wait (memory unchanged, checked below)
+            shift = w.npaused
+            if block:
+                over = w.block_overflow(k + 1)
             if w.stall:
                 if w.paused:
                     raise SimulationError(f"iteration {k}: policy {name!r} stalls in a run with prefill-only "
                                           "batches, which the engine does not combine")
                 if not count:
                     raise SimulationError(f"iteration {k}: policy {name!r} stalls with nothing running")
-                now += w.stall * batch_time(0, 0, 0, count, base + k * count)
+                now += w.stall * batch_time(0, 0, 0, count, base + (k - shift) * count)
                 stalls[k] = w.stall
         else:
             new_n = new_tokens = new_sq = n_new = s_new = 0
@@ -226,17 +235,18 @@ def simulate_continuous(
                 "and no request is left to arrive"
             )
         base = w.base
-        if base + (k + 1) * count + held > M:
+        if base + (k + 1 - shift) * count + held > M:
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: "
-                                  f"{base + (k + 1) * count + held} > M = {M} after the batch")
-        if block and w.blocks_at(k + 1) > cap_blocks:
+                                  f"{base + (k + 1 - shift) * count + held} > M = {M} after the batch")
+        if block and k + 1 >= over:  # the running set changes only at decisions: no count per iteration
             raise SimulationError(f"iteration {k}: policy {name!r} overflows memory: {w.blocks_at(k + 1)} blocks "
                                   f"of {block_size} > M // block_size = {cap_blocks} after the batch")
-        # decode context: base − s_new + k·count = Σ_decoding (s_j + k − p_j), as base counts the new runs too
+        # decode context: base − s_new + (k − shift)·count = Σ_decoding (s_j + k − shift − p_j), as base counts
+        # the new runs too (runs count in decode iterations, k − shift)
         if pause:
             dur = batch_time(new_n, new_tokens, new_sq, 0, 0)
         else:
-            dur = batch_time(new_n, new_tokens, new_sq, count - n_new, base - s_new + k * count)
+            dur = batch_time(new_n, new_tokens, new_sq, count - n_new, base - s_new + (k - shift) * count)
         if not dur > 0:
             raise SimulationError(f"iteration {k}: cost model {cost_name!r} gives batch time {dur!r}")
         b_start.append(now)

@@ -98,6 +98,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llmopt.engine.blocks import BlockLedger
 from llmopt.model.schedule import BatchLimits, Eviction
 
 __all__ = [
@@ -461,7 +462,9 @@ class Worker:
         Batch limits and KV block size (default: none, token-exact). See "Batch limits" below.
     pausable : bool
         Whether the clock times paused iterations (:attr:`Decision.prefill_only`); only the single-worker
-        continuous engine does. Otherwise a decision that asks for one is a :class:`SimulationError`.
+        continuous engine does. Otherwise a decision that asks for one is a :class:`SimulationError`. A policy
+        with a ``set_pausable(pausable)`` hook is told, before ``set_limits`` and ``reset`` (``vllm`` picks
+        its default batching by it).
 
     Batch limits
     ------------
@@ -491,11 +494,20 @@ class Worker:
     waiting : set of int
         Positions of arrived requests that do not run.
     running : dict of int to int
-        Position → start of its current run.
+        Position → start ``p`` of its current run, in decode iterations (the clock less :attr:`npaused`;
+        the clock itself when nothing pauses): the run holds ``s + (τ − npaused) − p`` tokens at clock ``τ``.
     heap : list of (int, int)
-        ``(completion, position)`` of every run started; entries of evicted runs are stale.
+        ``(completion, position)`` of every run started, the completion in decode iterations (``p + o``);
+        entries of evicted runs are stale.
     base : int
         ``Σ_running (s_j − p_j)``.
+    npaused : int
+        Paused iterations so far (``len(paused)``): the clock ``τ`` is decode iteration ``τ − npaused``.
+    rstart : list of int
+        The clock at which each request's current (or last) run started.
+    ledger : BlockLedger or None
+        With ``block_size > 1``: the running set's offsets ``s_j − p_j``, so that its blocks at any clock
+        cost ``O(block_size)`` (:meth:`blocks_at`, :meth:`block_overflow`).
     starts, ends : list of int
         Start and completion of the final run of every completed request (0 for others).
     completed : list of int
@@ -526,8 +538,18 @@ class Worker:
     paused : list of int
         Every paused clock so far, ascending (only on a worker built with ``pausable=True``).
     eviction_starts : list of int
-        The real start of each evicted run, parallel to :attr:`evictions` (a paused run's effective
-        start in :attr:`running` moves one clock later at each pause).
+        The clock at which each evicted run started, parallel to :attr:`evictions`.
+
+    Paused iterations
+    -----------------
+    A paused iteration (:attr:`Decision.prefill_only`) gives no token to the requests that ran before it.
+    Rather than moving every running request's start one iteration later (``O(#running)`` per pause), the
+    running set, the completion heap and :attr:`base` count in *decode iterations*, ``τ − npaused``: a pause
+    moves nobody, it adds one to :attr:`npaused` (the requests it starts are placed one decode iteration
+    earlier, as their prefill gives them their first token). Clocks convert where a real time is needed:
+    :meth:`complete` at ``t`` looks for completions at ``t − npaused``, :meth:`blocks_at` and the clocks'
+    memory checks evaluate at ``τ − npaused``, and :attr:`runs` keeps one ``(start clock, end clock, s)``
+    per run, which :class:`~llmopt.model.schedule.MemoryTrace` reads together with :attr:`paused`.
 
     Chunked prefill
     ---------------
@@ -543,7 +565,8 @@ class Worker:
                  "loop_limit", "started", "stall", "_decide", "_on_arrival", "_on_complete", "_show", "starts", "ends",
                  "completed", "runs", "evictions", "M", "name", "policy", "n", "unit", "partial", "limits",
                  "_capped", "_max_seqs", "_max_tokens", "_on_refused", "prefilled", "held", "chunked", "chunk_log",
-                 "_since", "_finals", "pause", "paused", "pausable", "_seg", "eviction_starts")  # hot ones first
+                 "_since", "_finals", "pause", "paused", "pausable", "eviction_starts", "npaused", "rstart",
+                 "ledger")  # hot ones first
 
     def __init__(self, requests: Sequence[Any], M: int, policy: Any, *, visibility: Visibility | None = None,
                  loop_limit: int = DEFAULT_LOOP_LIMIT, unit: str = "step",
@@ -559,6 +582,8 @@ class Worker:
         if not limits.is_default:
             check_limits_fit(requests, M, limits, policy.name, self._on_refused is not None,
                              bool(getattr(engine, "chunked_prefill", False)))
+        if hasattr(engine, "set_pausable"):
+            engine.set_pausable(pausable)
         if hasattr(engine, "set_limits"):
             engine.set_limits(limits)
         if hasattr(engine, "reset"):
@@ -596,7 +621,9 @@ class Worker:
         self.pause = False
         self.paused: list[int] = []
         self.pausable = pausable
-        self._seg: dict[int, tuple[int, int]] = {}
+        self.npaused = 0
+        self.rstart = [0] * n
+        self.ledger = BlockLedger(limits.block_size) if limits.block_size > 1 else None
         self.eviction_starts: list[int] = []
         self._show = effective_visibility(policy, visibility) is Visibility.FULL
         self._on_arrival = engine.on_arrival
@@ -650,28 +677,29 @@ class Worker:
 
         Each completed request leaves the running set, its output length is revealed to its
         view whatever the visibility, and ``on_complete(t, view)`` is called, in heap order.
-        Stale heap entries (evicted runs) ending at ``t`` are dropped.
+        Stale heap entries (evicted runs) ending at ``t`` are dropped. The heap is keyed in
+        decode iterations (``t −`` :attr:`npaused`, see "Paused iterations").
         """
         heap = self.heap
+        key = t - self.npaused
         count = 0
         while True:  # not `while cond` (see "Speed" above)
-            if not heap or heap[0][0] != t:
+            if not heap or heap[0][0] != key:
                 break
             _, i = heapq.heappop(heap)
             r = self.requests[i]
             p = self.running.get(i)
-            if p is None or p + r.output != t:
+            if p is None or p + r.output != key:
                 continue  # a run that was evicted
             del self.running[i]
-            self.base -= r.prompt - p
+            s = r.prompt
+            self.base -= s - p
+            if self.ledger is not None:
+                self.ledger.remove(s - p)
             self.ends[i] = t
             self.completed.append(i)
-            if self._seg and i in self._seg:  # a paused run: its last segment, and its real start
-                frm, self.starts[i] = self._seg.pop(i)
-                self.runs.append((frm, t, r.prompt + frm - p))
-            else:
-                self.starts[i] = p
-                self.runs.append((p, t, r.prompt))
+            self.starts[i] = real = self.rstart[i]
+            self.runs.append((real, t, s))  # a paused run too: the memory trace takes the paused iterations
             count += 1
             view = self.views[i]
             assert view is not None
@@ -714,14 +742,12 @@ class Worker:
                 p = running.pop(i)
                 s = self.requests[i].prompt
                 base -= s - p
-                self.evictions.append(Eviction(t, rid, t - p))  # t − p: tokens produced (p shifts at each pause)
-                if self._seg and i in self._seg:
-                    frm, orig = self._seg.pop(i)
-                    self.runs.append((frm, t, s + frm - p))
-                    self.eviction_starts.append(orig)
-                else:
-                    self.runs.append((p, t, s))
-                    self.eviction_starts.append(p)
+                if self.ledger is not None:
+                    self.ledger.remove(s - p)
+                self.evictions.append(Eviction(t, rid, t - self.npaused - p))  # tokens produced (decode units)
+                real = self.rstart[i]
+                self.runs.append((real, t, s))
+                self.eviction_starts.append(real)
                 self.waiting.add(i)
             self.base = base
             self.since_completion += len(evict)
@@ -744,7 +770,9 @@ class Worker:
         if start:
             reqs, index, waiting, running, heap = self.requests, self.index, self.waiting, self.running, self.heap
             base = self.base
-            prefilled = self.prefilled
+            prefilled, rstart, ledger = self.prefilled, self.rstart, self.ledger
+            # the start in decode iterations: a paused batch (running requests before it) adds no decode
+            q = t - self.npaused - (1 if d.prefill_only and running else 0)
             for rid in start:
                 i = index.get(rid, -1)
                 if i not in waiting:
@@ -752,10 +780,13 @@ class Worker:
                 if prefilled and i in prefilled:
                     self._finish_prefill(t, i)
                 waiting.remove(i)
-                running[i] = t
+                running[i] = q
+                rstart[i] = t
                 r = reqs[i]
-                base += r.prompt - t
-                heapq.heappush(heap, (t + r.output, i))
+                base += r.prompt - q
+                if ledger is not None:
+                    ledger.add(r.prompt - q)
+                heapq.heappush(heap, (q + r.output, i))
             self.base = base
         self.pause = False
         if d.prefill_only:
@@ -776,10 +807,11 @@ class Worker:
     def _pause(self, t: int, d: Decision, start: tuple[str, ...]) -> None:
         """Apply :attr:`Decision.prefill_only`: the batch of ``t`` holds only ``start``'s prefills.
 
-        Every request that ran before keeps its tokens: its effective start ``p`` (the one the
-        aggregates, the completion heap and the memory formula ``s + τ − p`` use) moves one iteration
-        later, the memory trace gets the segment of its run up to ``t``, and its real start is kept
-        for the schedule. ``O(#running)`` per paused iteration.
+        Every request that ran before keeps its tokens. Nobody moves: the running set, the completion heap
+        and :attr:`base` count in decode iterations (see "Paused iterations"), so a pause is one more
+        :attr:`npaused` (the starts of this batch were already placed one decode iteration earlier by
+        :meth:`decide`). ``O(1)`` per paused iteration; :attr:`runs` keeps one ``(start, end, prompt)`` per run,
+        and the memory trace takes :attr:`paused` (:class:`~llmopt.model.schedule.MemoryTrace`).
         """
         if not self.pausable:
             raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks for a prefill-only batch; only the "
@@ -788,22 +820,8 @@ class Worker:
         if d.chunk or self.chunked or d.stall or self._since:
             raise SimulationError(f"{self.unit} {t}: policy {self.name!r} asks for a prefill-only batch together with "
                                   "chunked prefill or a stall, which the engine does not combine")
-        if not start:
-            return  # nothing admitted: an ordinary decode batch
-        running, reqs, seg, heap = self.running, self.requests, self._seg, self.heap
-        runs = self.runs
-        moved = 0
-        for i, p in running.items():
-            if p == t:
-                continue  # started in this batch
-            frm, orig = seg.get(i, (p, p))
-            runs.append((frm, t, reqs[i].prompt + frm - p))
-            seg[i] = (t, orig)
-            running[i] = p + 1
-            heapq.heappush(heap, (p + 1 + reqs[i].output, i))
-            moved += 1
-        if moved:
-            self.base -= moved
+        if start and len(self.running) > len(start):  # someone ran before: the iteration pauses them
+            self.npaused += 1
             self.pause = True
             self.paused.append(t)
 
@@ -846,9 +864,26 @@ class Worker:
         """KV blocks the running set holds at clock ``tau`` (``Σ ceil((s_j + τ − p_j) / block_size)``), plus
         ``ceil(h / block_size)`` for each partial prefill holding ``h`` prompt tokens."""
         b = self.limits.block_size
-        reqs = self.requests
         held = sum(-(-h // b) for h in self.prefilled.values()) if self.prefilled else 0
-        return held + sum(-(-(reqs[i].prompt + tau - p) // b) for i, p in self.running.items())
+        if self.ledger is None:  # token-exact: one block per token
+            return held + self.base + (tau - self.npaused) * len(self.running)
+        return held + self.ledger.total(tau - self.npaused)
+
+    def block_overflow(self, tau: int) -> int | float:
+        """The first clock ``≥ tau`` at which :meth:`blocks_at` exceeds the ``M // block_size`` blocks, if the
+        running set and the partial prefills stay as they are and no iteration pauses (``inf`` if never).
+
+        ``O(block_size + #partial prefills)`` (:meth:`BlockLedger.first_over
+        <llmopt.engine.blocks.BlockLedger.first_over>`); only for ``block_size > 1``. A clock that checks
+        the blocks after every batch asks this once per decision instead of counting every iteration.
+        """
+        b = self.limits.block_size
+        assert self.ledger is not None, "block_overflow is for block_size > 1"
+        held = sum(-(-h // b) for h in self.prefilled.values()) if self.prefilled else 0
+        x = self.ledger.first_over(self.M // b - held, tau - self.npaused)
+        if x is None:
+            return tau if held > self.M // b else float("inf")
+        return x + self.npaused
 
     def prefill(self) -> tuple[int, int, int, int, int]:
         """The prefill part of the last :meth:`decide`'s batch, as a cost model times it.
@@ -937,12 +972,13 @@ class Worker:
         self._finals.append((self.requests[i].prompt - h, h))
 
     def next_completion(self) -> int | None:
-        """The clock at which the next run completes (``None`` if nothing runs); drops stale heap entries."""
+        """The clock at which the next run completes if no iteration pauses before (``None`` if nothing runs);
+        drops stale heap entries."""
         heap = self.heap
         while heap:
             c, i = heap[0]
             if self.running.get(i) == c - self.requests[i].output:
-                return c
+                return c + self.npaused
             heapq.heappop(heap)  # a stale entry of an evicted run
         return None
 

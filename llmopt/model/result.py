@@ -22,6 +22,9 @@ class SolveStatus(str, enum.Enum):
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
     INTERRUPTED = "interrupted"
+    NODE_LIMIT = "node_limit"
+    """Stopped at the caller's branch-and-bound node limit; ``objective`` is the incumbent (if any), ``bound``
+    the best bound. Unlike ``time_limit``, the same on every machine."""
     """Stopped by the user (Ctrl-C / SIGTERM); ``objective`` and ``bound`` are what was found so far."""
     NOT_SOLVED = "not_solved"
     """No answer: an error, a work limit, or an unavailable solver (see ``message``)."""

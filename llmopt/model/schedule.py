@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
@@ -115,13 +115,19 @@ class MemoryTrace(Sequence[int]):
         Time the trace starts from (the simulator uses the first arrival).
     runs : iterable of (start, end, prompt)
         Every run, aborted runs included.
+    paused : iterable of int, optional
+        Paused iterations, ascending (vLLM v0's prefill-only batches, continuous clock): a run holding
+        tokens across a paused ``t`` (``start < t < end``) gains no token in it, so from ``t + 1`` on it
+        holds one token less than ``prompt + (τ − start)``. Default none. One number per pause, not one
+        run per paused run and pause.
     """
 
-    __slots__ = ("origin", "_runs", "_built")
+    __slots__ = ("origin", "_runs", "_built", "_paused")
 
-    def __init__(self, origin: int, runs: Iterable[tuple[int, int, int]] = ()) -> None:
+    def __init__(self, origin: int, runs: Iterable[tuple[int, int, int]] = (), paused: Iterable[int] = ()) -> None:
         self.origin = origin
         self._runs = tuple(runs)
+        self._paused = tuple(paused)
         self._built: tuple[list[int], list[int], list[int], int] | None = None
 
     @classmethod
@@ -140,15 +146,28 @@ class MemoryTrace(Sequence[int]):
         ``(b[i], b[i+1]]`` (0 before ``b[0]`` and after the last breakpoint); and the end."""
         if self._built is None:
             delta: dict[int, list[int]] = {}
+            paused = self._paused
+            across = [0] * (len(paused) + 1)  # difference array: runs holding tokens across each pause
             for p, e, s in self._runs:
                 if e <= p:
                     continue
                 d = delta.setdefault(p, [0, 0])
                 d[0] += s - p
                 d[1] += 1
+                lost = 0
+                if paused:  # the pauses in (p, e): each takes one token off the rest of the run
+                    lo, hi = bisect_right(paused, p), bisect_left(paused, e)
+                    lost = hi - lo
+                    across[lo] += 1
+                    across[hi] -= 1
                 d = delta.setdefault(e, [0, 0])
-                d[0] -= s - p
+                d[0] -= s - p - lost
                 d[1] -= 1
+            k = 0
+            for j, t in enumerate(paused):
+                k += across[j]
+                if k:
+                    delta.setdefault(t, [0, 0])[0] -= k
             bps: list[int] = []
             C: list[int] = []
             S: list[int] = []

@@ -574,6 +574,9 @@ BOUNDS.register("config-lp", "llmopt.opt.cut_bounds:config_lp_bound",
                 "zone-lp plus a Dantzig-Wolfe master of per-time KV-cache configurations, certified by its duals")
 BOUNDS.register("config-sawtooth-lp", "llmopt.opt.cut_bounds:config_sawtooth_lp_bound",
                 "zone-lp plus the configuration master and sawtooth rows, certified by its duals")
+BOUNDS.register("config-lag-lp", "llmopt.opt.cut_bounds:config_lag_lp_bound",
+                "zone-lp plus the configuration master, sawtooth rows and completion-lag cliques, certified by its "
+                "duals")
 BOUNDS.register("lag-lp", "llmopt.opt.clique_bounds:lag_lp_bound",
                 "LP with completion-lag clique rows (zones, conflicting pairs, threshold cliques) by column "
                 "generation and a cut loop, certified by its multipliers")

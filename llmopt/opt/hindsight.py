@@ -41,7 +41,10 @@ HiGHS and CBC adapters enforce, and a build that uses the budget up ends the run
 ``time_limit`` without starting the solver. ``auto`` bound stages are sized to their share
 (:func:`~llmopt.opt.defaults.auto_bound_choice`); every requested bound stage runs, also when an
 upper bound already has TEL ``Σ o`` (its value is recorded). ``ip_time_limit`` caps the IP solve on
-its own (the harness uses only that). Ctrl-C stops the stage in progress within about a second
+its own (the harness uses only that). ``ip_node_limit`` stops the IP after that many branch-and-bound nodes,
+which depends on the model alone: with it, a run on a slow or loaded machine proves the same as on a fast
+one, and ``ip_time_limit`` is only a safety cap (``HindsightResult.ip_time_capped`` says when it stopped
+the solve first, and the result then depends on the machine). Ctrl-C stops the stage in progress within about a second
 (HiGHS) and returns what was found so far, with status ``interrupted``.
 """
 
@@ -130,6 +133,11 @@ class HindsightResult:
     bounds_skipped : tuple of str
         One note per bound stage ``auto`` left out because it would not finish in the bound stages'
         share of the time (:func:`llmopt.opt.defaults.auto_bound_choice`).
+    ip_time_capped : bool or None
+        With an ``ip_node_limit``: ``True`` when a clock (``ip_time_limit`` or the pipeline's
+        ``time_limit``) stopped the IP solve before its node limit did, so the result depends on the
+        machine's speed and load; ``False`` when it did not. ``None`` without a node limit or when no
+        IP was solved.
     """
 
     status: SolveStatus
@@ -149,6 +157,7 @@ class HindsightResult:
     errors: tuple[str, ...] = ()
     solver: str = ""
     bounds_skipped: tuple[str, ...] = ()
+    ip_time_capped: bool | None = None
 
 
 class PipelineInterrupted(KeyboardInterrupt):
@@ -217,6 +226,7 @@ def solve_hindsight(
     windows: str = "upper-bound",
     time_limit: float | None = None,
     ip_time_limit: float | None = None,
+    ip_node_limit: int | None = None,
     threads: int = 1,
     seed: int = 0,
     search_evals: int = 200,
@@ -254,6 +264,9 @@ def solve_hindsight(
         Seconds for the whole pipeline (see the module docstring); ``None``: no overall limit.
     ip_time_limit : float, optional
         Seconds for the IP solve alone.
+    ip_node_limit : int, optional
+        Branch-and-bound nodes for the IP solve (a solver with
+        :attr:`~llmopt.solvers.capability.Capability.NODE_LIMIT`); the clocks then act only as safety caps.
     threads : int
     seed : int
         Seed of the search stages.
@@ -280,6 +293,8 @@ def solve_hindsight(
 
     Raises
     ------
+    ValueError
+        If ``ip_node_limit`` is not an integer >= 1, or the solver cannot honour a node limit.
     RuntimeError
         If no upper-bound schedule passes the checker.
     PipelineInterrupted
@@ -302,6 +317,12 @@ def solve_hindsight(
     for name in bounds:
         BOUNDS.get(name)
     solver_obj = get_solver(solver)
+    if ip_node_limit is not None:
+        if isinstance(ip_node_limit, bool) or not isinstance(ip_node_limit, int) or ip_node_limit < 1:
+            raise ValueError(f"ip_node_limit must be an integer >= 1, got {ip_node_limit!r}")
+        if not solver_obj.info.has(Capability.NODE_LIMIT):
+            raise ValueError(f"ip_node_limit: solver {solver!r} cannot stop at a node limit "
+                             f"(it lacks the {Capability.NODE_LIMIT} capability)")
 
     try:
         # 1. upper bounds
@@ -332,6 +353,7 @@ def solve_hindsight(
             if not run.windows_valid:
                 run.note(f"windows {windows!r} do not contain the checker's windows: the MIP bound is not used")
             run.trust_exact = trust_exact
+            run.ip_node_limit = ip_node_limit
             run.ip(form, win, solver_obj, budget, ip_time_limit, threads, max_nnz, verbose, progress)
     except KeyboardInterrupt:
         run.interrupted = True
@@ -366,6 +388,7 @@ class _Run:
         self.ip_rejected = False
         self.timed_out = False  # the deadline passed before the solver could start
         self.bounds_skipped: tuple[str, ...] = ()
+        self.ip_node_limit: int | None = None
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
@@ -460,9 +483,13 @@ class _Run:
                 warm = encode(instance, model, self.starts)
             except (ValueError, KeyError) as exc:
                 self.note(f"no warm start: {exc}")
+        nodes = {} if self.ip_node_limit is None else {"node_limit": self.ip_node_limit}
         res = solver.solve(model, time_limit=limit, threads=threads, warm_start=warm, verbose=verbose,
-                           progress=progress, deadline=deadline)
+                           progress=progress, deadline=deadline, **nodes)
         self.solve, self.solver = res, solver.info.name
+        if self.ip_node_limit is not None and res.status is SolveStatus.TIME_LIMIT:
+            self.note(f"the IP stopped at its wall-clock safety cap before its node limit ({self.ip_node_limit}): "
+                      "this result depends on the machine's speed and load")
         if res.status is SolveStatus.INTERRUPTED:
             self.interrupted = True
         if res.x is not None:
@@ -532,6 +559,9 @@ class _Run:
             status = res.status
         gap = (self.incumbent - bound) / self.incumbent if self.incumbent else 0.0
         message = "; ".join(([res.message] if res is not None and res.message else []) + self.notes)
+        capped = None
+        if self.ip_node_limit is not None and (res is not None or self.timed_out):
+            capped = self.timed_out or (res is not None and res.status is SolveStatus.TIME_LIMIT)
         return HindsightResult(
             status=status,
             opt=opt,
@@ -550,4 +580,5 @@ class _Run:
             errors=tuple(self.errors),
             solver=self.solver,
             bounds_skipped=self.bounds_skipped,
+            ip_time_capped=capped,
         )

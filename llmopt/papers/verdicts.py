@@ -11,17 +11,16 @@ is missing or its command names no registered study, suite, module or script.
 
 from __future__ import annotations
 
-import csv
 import importlib.util
-import math
+import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "results"
+from llmopt.papers import printing
+from llmopt.papers.printing import ROOT, jsonl
 
 #: the verdicts a row may carry (its text starts with one of them)
 KINDS = ("reproduced", "not reproduced — measured cause", "not reproduced — unexplained", "not checkable",
@@ -52,6 +51,9 @@ class Claim:
         Returns the row's number(s) as printed, read from the evidence (never a typed constant).
     evidence
         The files and commands behind ``number`` (and behind the cause, for a measured cause).
+    limits
+        The results folders (relative to ``results/``) whose hindsight IP solves the row's number rests on: the
+        row then says how those solves were limited (:func:`ip_limit`), read from the folder's trials.
     """
 
     claim: str
@@ -59,6 +61,7 @@ class Claim:
     detail: str
     number: Callable[[], str]
     evidence: tuple[Evidence, ...]
+    limits: tuple[str, ...] = ()
 
 
 def render(claims: Sequence[Claim], paper: str) -> str:
@@ -90,7 +93,8 @@ def render(claims: Sequence[Claim], paper: str) -> str:
         if c.detail:
             verdict += f": {c.detail}"
         evidence = "; ".join(f"`{e.path}` (`{e.command}`)" for e in c.evidence)
-        lines.append(f"| {c.claim} | {verdict} | {c.number()} | {evidence} |")
+        number = "; ".join([c.number(), *(ip_limit(folder) for folder in c.limits)])
+        lines.append(f"| {c.claim} | {verdict} | {number} | {evidence} |")
     return "\n".join(lines)
 
 
@@ -137,45 +141,60 @@ def evidence_problems(claims: Sequence[Claim], root: Path = ROOT) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# reading the committed results (the per-paper modules share these)
+def ip_limit(folder: str) -> str:
+    """How the hindsight IP solves of a committed suite run were limited, as a verdict row prints it.
 
+    A wall-clock limit makes a solve's status, incumbent and bound depend on the machine's speed and load, so the
+    row says the limit, how many solves stopped at it, and the load (from the folder's ``manifest.json``, key
+    ``load``; "not recorded" where absent). A node limit gives the same rows on any machine, unless a solve hit the
+    wall-clock cap first (``ip_time_capped``), which the row then counts.
 
-@cache
-def csv_rows(relpath: str) -> tuple[dict[str, str], ...]:
-    """The rows of ``results/<relpath>`` as dictionaries (cached)."""
-    with (RESULTS / relpath).open(encoding="utf-8", newline="") as fh:
-        return tuple(csv.DictReader(fh))
+    Parameters
+    ----------
+    folder
+        The results folder under ``results/``, e.g. ``jaillet/synthetic``; its ``trials.jsonl`` is read.
 
-
-def num(value: str) -> float:
-    """A CSV cell as a float (``nan`` for an empty cell)."""
-    return float(value) if value.strip() else math.nan
-
-
-def one_row(relpath: str, **match: str) -> dict[str, str]:
-    """The single row of ``results/<relpath>`` whose columns equal ``match``.
+    Returns
+    -------
+    str
+        E.g. ``IPs: `highs`, 5-s wall-clock limit each (400 attempted, 0 proven optimal, 400 stopped at the limit);
+        machine load not recorded`` (the solver as the trials name it).
 
     Raises
     ------
     LookupError
-        If not exactly one row matches.
+        If no trial of the folder attempted an IP.
     """
-    found = [r for r in csv_rows(relpath) if all(r[k] == v for k, v in match.items())]
-    if len(found) != 1:
-        raise LookupError(f"results/{relpath}: {len(found)} rows match {match}")
-    return found[0]
+    trials = jsonl(f"{folder}/trials.jsonl")
+    # a trial whose IP ran has the solver's message; a skipped IP (model too large) says so in it
+    tried = [t for t in trials if t.get("ip_message") and not str(t["ip_message"]).startswith("IP skipped")]
+    if not tried:
+        raise LookupError(f"results/{folder}/trials.jsonl: no trial attempted a hindsight IP")
+    solvers = ", ".join(f"`{name}`" for name in sorted({str(t.get("solver")) for t in tried}))
+    of = f" of {len(trials)} trials" if len(tried) < len(trials) else ""
+    proven = sum(t.get("status") == "optimal" for t in tried)
+    nodes = sorted({int(t["ip_node_limit"]) for t in tried if t.get("ip_node_limit")})
+    if nodes and len(nodes) == 1 and all(t.get("ip_node_limit") for t in tried):
+        capped = sum(bool(t.get("ip_time_capped")) for t in tried)
+        text = (f"IPs: {solvers}, {nodes[0]:,}-node limit each ({len(tried)}{of} attempted, {proven} proven "
+                f"optimal, {len(tried) - proven} stopped at the limit), the same on any machine")
+        if not capped:
+            return text
+        return (f"{text} except {capped} that stopped at the {_seconds(tried)} wall-clock cap first; "
+                f"{_load(folder)}")
+    stopped = sum(t.get("status") == "time_limit" for t in tried)
+    return (f"IPs: {solvers}, {_seconds(tried)} wall-clock limit each ({len(tried)}{of} attempted, {proven} proven "
+            f"optimal, {stopped} stopped at the limit); {_load(folder)}")
 
 
-def md_table_rows(relpath: str, first_cell: str) -> list[list[str]]:
-    """The cells of every Markdown table row of ``results/<relpath>`` whose first cell starts with ``first_cell``."""
-    text = (RESULTS / relpath).read_text(encoding="utf-8")
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[0].startswith(first_cell):
-                rows.append(cells)
-    if not rows:
-        raise LookupError(f"results/{relpath}: no table row starts with {first_cell!r}")
-    return rows
+def _seconds(trials: Sequence[dict[str, Any]]) -> str:
+    limits = sorted({float(t["ip_time_limit"]) for t in trials if t.get("ip_time_limit") is not None})
+    return "/".join(f"{v:g}-s" for v in limits) or "no"
+
+
+def _load(folder: str) -> str:
+    """The machine load a folder's manifest records for its run, or that it records none."""
+    path = printing.RESULTS / folder / "manifest.json"
+    entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    loads = [str(e["load"]) for e in entries.values() if isinstance(e, dict) and e.get("load") is not None]
+    return f"machine load {'; '.join(loads)}" if loads else "machine load not recorded"

@@ -90,7 +90,9 @@ POLICIES.register("a-min-multi", "llmopt.policies.a_min:AMinMulti",
                   "multi-interval A_min (C Alg. 5): A_min on disjoint bucket intervals (checked)")
 POLICIES.register("vllm", "llmopt.policies.vllm:VLLMScheduler",
                   "vLLM v0 default scheduler: blind to o, FCFS, KV blocks (engine block_size), free-block "
-                  "watermark, recompute preemption of the latest arrival; param watermark=0.01")
+                  "watermark, recompute preemption of the latest arrival, prefill-only batches; params "
+                  "watermark=0.01, batching=prefill-first|mixed (default prefill-first on the single-worker "
+                  "continuous clock, mixed = vLLM v1's prefill+decode budget and on clocks without paused iterations)")
 POLICIES.register("orca", "llmopt.policies.orca:OrcaScheduler",
                   "Orca: blind to o, FCFS iteration-level batching, fixed reservation of max_len tokens per request "
                   "(no paging); param max_len=4096")

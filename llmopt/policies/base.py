@@ -28,8 +28,10 @@ completes. ``reset`` and ``on_complete`` are optional. Under the engine's batch 
 (``max_num_seqs``, ``max_num_batched_tokens``) the engine may refuse the tail of a decision's starts;
 it hands them back through ``on_refused(t, requests)`` (the policy puts them back into its queue;
 :class:`LookaheadPrefixPolicy` does) and a policy without that hook cannot run under batch limits.
-An optional ``set_limits(limits)`` receives the limits and the KV ``block_size`` before ``reset``
-(see :class:`llmopt.engine.core.Worker`). A policy must be deterministic
+An optional ``set_limits(limits)`` receives the limits and the KV ``block_size`` before ``reset``, and an
+optional ``set_pausable(pausable)``, before that, whether the clock has paused iterations
+(``Decision.prefill_only``; only the single-worker continuous clock has; see
+:class:`llmopt.engine.core.Worker`). A policy must be deterministic
 (DESIGN §4 inv. 3) and must not do work proportional to the queue at every event.
 
 Most look-ahead policies are "admit waiting requests in a priority order while the

@@ -42,23 +42,31 @@ Here:
   is admitted again in the same iteration if its prompt's blocks are free. The oldest running request
   is never preempted for a younger one, so it always completes.
 
-The policy is asked at every iteration while anything runs or is being prefilled. Cost per
-decision: ``O(#running)``.
+The policy is asked at every iteration while a prompt is partly prefilled or the token budget holds
+admission back; otherwise only at arrivals, completions and the first iteration whose decodes miss a
+block (:meth:`SarathiScheduler._wake`: the decisions in between would change nothing; the schedules are
+those of asking at every iteration, ``tests/engine/test_blocks.py``). Cost per decision:
+``O(block_size + #partly prefilled + #started)`` (the decodes' blocks come from a
+:class:`~llmopt.engine.blocks.BlockLedger`), plus ``O(log n)`` per completion.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import deque
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
-from llmopt.engine.core import Decision, RequestView, Visibility
+from llmopt.engine.blocks import BlockLedger
+from llmopt.engine.core import Decision, RequestView
+from llmopt.policies.vllm import BlockScheduler
 
 __all__ = ["SarathiScheduler"]
 
+_KEY = itemgetter(0)  # a running entry's FCFS key, (arrival, position)
 
-class SarathiScheduler:
+
+class SarathiScheduler(BlockScheduler):
     """Sarathi-Serve: chunked prefill under a token budget, decodes first (see the module docstring).
 
     Parameters
@@ -72,7 +80,6 @@ class SarathiScheduler:
     """
 
     name = "sarathi"
-    visibility = Visibility.HIDDEN
     chunked_prefill = True  # the engine lets a prompt longer than max_num_batched_tokens start
 
     def __init__(self, chunk_size: int = 512, max_num_seqs: int | None = None, watermark: float = 0.01) -> None:
@@ -86,86 +93,81 @@ class SarathiScheduler:
         self.chunk_size = chunk_size
         self.max_num_seqs = max_num_seqs
         self.watermark = float(watermark)
-        self.block_size = 1
-        self.engine_max_seqs: int | None = None
-        self.engine_max_tokens: int | None = None
-        self.preemptions = 0
-        self.reset(0)
-
-    def set_limits(self, limits: Any) -> None:
-        """Take the engine's block size and batch limits (called before :meth:`reset`)."""
-        self.block_size = limits.block_size
-        self.engine_max_seqs = limits.max_num_seqs
-        self.engine_max_tokens = limits.max_num_batched_tokens
+        super().__init__()
 
     def reset(self, M: int) -> None:
-        self.M = M
-        self.capacity = M // self.block_size
-        self.waiting: deque[RequestView] = deque()
-        # FCFS by (arrival, position): [key, request, start (None while prefilling), prompt tokens prefilled by
-        # partial chunks before the start, blocks]
-        self.running: list[list[Any]] = []
-        self.preemptions = 0
-
-    def on_arrival(self, t: int, request: RequestView) -> None:
-        self.waiting.append(request)
-
-    def on_complete(self, t: int, request: RequestView) -> None:
-        self._drop(request.id)
+        super().reset(M)
+        # running entries, FCFS by (arrival, position): [key, request, start (None while prefilling), prompt
+        # tokens prefilled by partial chunks before the start, blocks reserved at admission]
+        self.prefilling: list[list[Any]] = []  # the entries of running whose prompt is partly prefilled, FCFS
+        self.held = 0  # Σ reserved blocks of the prefilling entries
+        # decoding entries: offsets prompt − start + 1, so that their blocks after the batch of t are
+        # ledger.total(t) (O(block_size), not O(#running), per decision)
+        self.ledger = BlockLedger(self.block_size)
+        budget = self.chunk_size  # the token budget and the request cap of every batch, fixed per run
+        if self.engine_max_tokens is not None and self.engine_max_tokens < budget:
+            budget = self.engine_max_tokens
+        self._budget = budget
+        self._max_seqs = min((m for m in (self.max_num_seqs, self.engine_max_seqs) if m is not None), default=None)
 
     def on_refused(self, t: int, requests: Sequence[RequestView]) -> None:
         """The engine's batch limits deferred these starts: undo them (partly prefilled prompts keep
         their chunks; new requests go back to the front of the queue, in order)."""
         for request in reversed(requests):
-            entry = self._entry(request.id)
-            if entry is not None and entry[3]:
-                entry[2] = None
+            j = self._find(request)
+            if j >= 0 and self.running[j][3]:
+                self._decoding(self.running[j], False)
                 continue
-            self._drop(request.id)
+            self._drop(request)
             self.waiting.appendleft(request)
 
-    def _entry(self, rid: str) -> list[Any] | None:
-        for entry in self.running:
-            if entry[1].id == rid:
-                return entry
-        return None
+    def _left(self, entry: list[Any]) -> None:
+        if entry[2] is None:
+            self.prefilling.remove(entry)
+            self.held -= entry[4]
+        else:
+            self.ledger.remove(entry[1].prompt - entry[2] + 1)
 
-    def _drop(self, rid: str) -> None:
-        for j, entry in enumerate(self.running):
-            if entry[1].id == rid:
-                del self.running[j]
-                return
+    def _decoding(self, entry: list[Any], start: bool) -> None:
+        """Move a running ``entry`` between prefilling and decoding (``start``: its last chunk runs now)."""
+        if start:
+            self.prefilling.remove(entry)
+            self.held -= entry[4]
+            self.ledger.add(entry[1].prompt - entry[2] + 1)
+        else:
+            self.ledger.remove(entry[1].prompt - entry[2] + 1)
+            entry[2] = None
+            bisect.insort(self.prefilling, entry, key=_KEY)
+            self.held += entry[4]
 
     def _blocks(self, tokens: int) -> int:
         return -(-tokens // self.block_size)
 
     def decide(self, t: int) -> Decision:
-        running, waiting, cap = self.running, self.waiting, self.capacity
-        blocks = self._blocks
-        total = 0
-        for entry in running:
-            if entry[2] is not None:  # decoding: the block its next token needs
-                entry[4] = blocks(entry[1].prompt + t - entry[2] + 1)
-            total += entry[4]
+        running, waiting, cap, ledger = self.running, self.waiting, self.capacity, self.ledger
+        prefilling, b = self.prefilling, self.block_size
+        total = ledger.total(t) + self.held  # every decode's next token, every partial prefill's reservation
         evicted: list[RequestView] = []
         while total > cap:  # memory ran out: preempt the most recently arrived (decoding or prefilling)
             entry = running.pop()
-            total -= entry[4]
+            if entry[2] is None:
+                prefilling.pop()  # the youngest running entry is the youngest prefilling one
+                self.held -= entry[4]
+                total -= entry[4]
+            else:
+                c = entry[1].prompt - entry[2] + 1
+                ledger.remove(c)
+                total -= -(-(c + t) // b)
             evicted.append(entry[1])
         self.preemptions += len(evicted)
         for request in evicted:  # youngest first, so the oldest ends up at the front
             waiting.appendleft(request)
-        budget = self.chunk_size
-        if self.engine_max_tokens is not None and self.engine_max_tokens < budget:
-            budget = self.engine_max_tokens
-        max_seqs = min((m for m in (self.max_num_seqs, self.engine_max_seqs) if m is not None), default=None)
-        tokens = sum(1 for e in running if e[2] is not None)  # every decode first, one token each
+        budget, max_seqs = self._budget, self._max_seqs
+        tokens = ledger.n  # every decode first, one token each
         started: list[str] = []
         chunks: list[tuple[str, int]] = []
         blocked = False
-        for entry in running:  # partly prefilled prompts, in arrival order (already admitted: no seq check)
-            if entry[2] is not None:
-                continue
+        for entry in list(prefilling):  # partly prefilled prompts, in arrival order (already admitted: no seq check)
             if tokens >= budget:
                 blocked = True
                 break
@@ -174,6 +176,7 @@ class SarathiScheduler:
             tokens += c
             if c == request.prompt - entry[3]:  # the last chunk: it starts (entry[3] keeps the chunks before)
                 entry[2] = t
+                self._decoding(entry, True)
                 started.append(request.id)
             else:
                 chunks.append((request.id, c))
@@ -185,20 +188,34 @@ class SarathiScheduler:
                 blocked = True
                 break
             request = waiting[0]
-            need = blocks(request.prompt + 1)
+            need = -(-(request.prompt + 1) // b)
             if free - need < margin:
                 break
             waiting.popleft()
             c = min(request.prompt, budget - tokens)
             entry = [(request.arrival, request.position), request, None, 0, need]
+            bisect.insort(running, entry, key=_KEY)
             if c == request.prompt:
                 entry[2] = t
+                ledger.add(request.prompt - t + 1)
                 started.append(request.id)
             else:
                 chunks.append((request.id, c))
                 entry[3] = c
-            bisect.insort(running, entry, key=lambda e: e[0])
+                bisect.insort(prefilling, entry, key=_KEY)
+                self.held += need
             free -= need
             tokens += c
-        wake = t + 1 if running or (blocked and waiting) else None
+        wake = self._wake(t, bool(prefilling) or (blocked and bool(waiting)))
         return Decision(start=tuple(started), evict=tuple(r.id for r in evicted), wake_at=wake, chunk=tuple(chunks))
+
+    def _wake(self, t: int, busy: bool) -> int | None:
+        """``t + 1`` when a prompt is partly prefilled or the token budget held admission back (``busy``); else
+        the first iteration whose decodes need more blocks than the cache has (a preemption), or ``None``.
+
+        The decisions in between would change nothing: until an arrival or a completion (which wake the
+        policy anyway) only decodes run, so the free blocks only shrink and an admission the memory refused
+        stays refused."""
+        if busy:
+            return t + 1
+        return self.ledger.first_over(self.capacity, t + 1)

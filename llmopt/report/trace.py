@@ -31,9 +31,11 @@ __all__ = ["trace_summary", "smallest_loop_free_alpha", "smallest_alpha_by_seed"
 
 
 def _latest(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    from llmopt.bench.store import latest_records
+    from llmopt.bench.store import latest_records, task_key
 
-    return latest_records(records)
+    # In task order, not the order the workers finished: a mean summed in finishing order changes in
+    # its last digits from one run to the next.
+    return sorted(latest_records(records), key=task_key)
 
 
 def _label(rec: Mapping[str, Any], suite: Suite) -> str:

@@ -77,7 +77,7 @@ def test_hand_traced_pause() -> None:
     rep = _check(TRACED, s, Recorder())
     assert rep.ok, rep.violations
     assert rep.latencies == {"a": 4.0, "b": 2.5} and rep.peak_memory == 11
-    mixed = simulate_continuous(TRACED, VLLMScheduler(watermark=0), Recorder())
+    mixed = simulate_continuous(TRACED, VLLMScheduler(watermark=0, batching="mixed"), Recorder())
     assert mixed.paused == () and dict(mixed.completions) == {"a": 3.0, "b": 4.0}
 
 
@@ -195,11 +195,30 @@ def test_the_engine_refuses_a_pause_with_chunks() -> None:
 
 
 def test_batching_option() -> None:
-    assert VLLMScheduler().batching == "mixed"  # the default: committed results unchanged
-    p = make_policy_spec("vllm:batching=prefill-first")
-    assert isinstance(p, VLLMScheduler) and p.batching == "prefill-first"
+    p = make_policy_spec("vllm:batching=mixed")
+    assert isinstance(p, VLLMScheduler) and p.batching == "mixed"
     with pytest.raises(ValueError, match="batching must be one of mixed, prefill-first"):
         VLLMScheduler(batching="v0")
+
+
+def test_default_batching_follows_the_clock() -> None:
+    # vLLM v0's prefill-first where the clock has paused iterations, mixed on the token and K-worker clocks
+    assert VLLMScheduler().batching == "prefill-first"
+    default = simulate_continuous(TRACED, VLLMScheduler(watermark=0), Recorder())
+    first = simulate_continuous(TRACED, VLLMScheduler(watermark=0, batching="prefill-first"), Recorder())
+    mixed = simulate_continuous(TRACED, VLLMScheduler(watermark=0, batching="mixed"), Recorder())
+    assert default.paused and default.to_dict() == first.to_dict() and default.to_dict() != mixed.to_dict()
+    inst = Instance(100, tuple(Request(x, 0, 3, 3) for x in "ab") + (Request("c", 1, 3, 3),))
+    assert simulate(inst, VLLMScheduler(watermark=0)).to_dict() == simulate(
+        inst, VLLMScheduler(watermark=0, batching="mixed")).to_dict()
+    with pytest.raises(SimulationError, match="only the single-worker continuous engine"):
+        simulate(inst, VLLMScheduler(watermark=0, batching="prefill-first"))
+    from llmopt.engine.cluster import simulate_cluster
+    from llmopt.policies.routers import make_router_spec
+
+    clustered = simulate_cluster(TRACED, lambda: VLLMScheduler(watermark=0), make_router_spec("round-robin"), K=1,
+                                 cost_model=Recorder())
+    assert clustered.mean_latency == pytest.approx(mixed.mean_latency)
 
 
 @st.composite

@@ -10,7 +10,8 @@ folder (its NOTES / README give the command) and update the hard-coded values.
 
 Nothing here depends on the wall clock: the ``chen-theory`` IP is only solved where it proves
 optimality at HiGHS's root node, under a node limit and no time limit (the limit only keeps a broken
-model from hanging the run), and ``chen_policy_speed``'s run times are
+model from hanging the run) or under the suite's own node limit (one whole row), and
+``chen_policy_speed``'s run times are
 not compared — only the decisions, evictions, iterations and latencies published beside them.
 """
 
@@ -110,6 +111,22 @@ def test_chen_theory_opt_two_point_n500() -> None:
         mean = sum(ratios[p]) / len(ratios[p])
         assert same(mean, float(row[f"{p}/OPT"])), (p, mean, row[f"{p}/OPT"])
     assert sum(ratios["h-sf"]) / 2 == pytest.approx(1.0792114695340502, rel=1e-9)
+
+
+def test_chen_theory_node_limited_row_recomputed_whole() -> None:
+    """``results/chen/theory/trials.jsonl``, entry *opt worst-case u=10 n=60* seed 1, recomputed whole by the
+    suite's own task (policies, bound stage, and the IP under the suite's 12,000-node limit with its safety cap):
+    every field but the run times equals the committed record — status, OPT 319, bound, incumbent and its
+    starts included. The suite's IP stops at a node limit, not a clock, so this holds on a loaded machine too;
+    the row's ``ip_time_capped`` is false (the cap did not decide it)."""
+    from llmopt.bench.tasks import run_task
+
+    suite = suite_of("chen/theory")
+    assert suite.ip_node_limit == 12_000
+    rec = record("chen/theory", "chen-worst-case", 1, {"n": 60, "u": 10})
+    new = run_task(suite, task_of(suite, rec))
+    assert (rec["status"], rec["opt"], rec["ip_node_limit"], rec["ip_time_capped"]) == ("optimal", 319, 12_000, False)
+    assert_fields("results/chen/theory worst-case u=10 n=60 seed 1", rec, new, deterministic_fields(rec))
 
 
 def test_chen_theory_figure1_closed_forms() -> None:

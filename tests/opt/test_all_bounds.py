@@ -335,8 +335,9 @@ def _tamper_tree(which: str) -> Callable[[pytest.MonkeyPatch], None]:
 
 def _tamper_cut(which: str) -> Callable[[pytest.MonkeyPatch], None]:
     """Corrupt the certificate :func:`llmopt.opt.cut_bounds.cut_and_price` hands the checker: the largest memory
-    multiplier (``"lambda"``), sawtooth-row multiplier (``"nu"``) or configuration-table entry (``"eta"``)
-    nudged, a sawtooth row's ``ρ`` raised by one (``"rho"``: no longer valid), or a table cut short (``"table"``)."""
+    multiplier (``"lambda"``), sawtooth-row multiplier (``"nu"``), configuration-table entry (``"eta"``) or lag-clique
+    multiplier (``"clique-mu"``) nudged, a sawtooth row's ``ρ`` raised by one (``"rho"``: no longer valid), a
+    clique member's zone widened (``"clique-zone"``: no longer a clique), or a table cut short (``"table"``)."""
 
     def patch(mp: pytest.MonkeyPatch) -> None:
         import llmopt.opt.cut_bounds as cut_mod
@@ -347,6 +348,16 @@ def _tamper_cut(which: str) -> Callable[[pytest.MonkeyPatch], None]:
             c = real(*args, **kwargs)
             if which == "lambda":
                 return replace(c, lam=(c.lam[0], _nudge(c.lam[1])))
+            if which in ("clique-mu", "clique-zone"):
+                assert c.cliques, "the tampering needs a lag clique in the certificate"
+                q = max(range(len(c.cliques)), key=lambda j: float(np.max(c.cliques[j][1][1])))
+                members, (times, mu) = c.cliques[q]
+                if which == "clique-zone":  # a member's zone widened far past any lag: no longer a clique
+                    i = min(members)
+                    members = {**members, i: (members[i][0] + 100, members[i][1])}
+                else:
+                    mu = _nudge(mu)
+                return replace(c, cliques=[*c.cliques[:q], (members, (times, mu)), *c.cliques[q + 1:]])
             if which in ("nu", "rho"):
                 assert c.rows, "the tampering needs a sawtooth row in the certificate"
                 if which == "rho":
@@ -403,6 +414,9 @@ TAMPERINGS: dict[str, list[Tampering]] = {
     "config-sawtooth-lp": [Tampering(_tamper_cut("nu"), PEAKS, 10), Tampering(_tamper_cut("eta"), PEAKS, 10),
                            Tampering(_tamper_cut("lambda"), IDENTICAL, 12),
                            Tampering(_tamper_cut("rho"), PEAKS, 10, raises="exceeds min_q")],
+    "config-lag-lp": [Tampering(_tamper_cut("clique-mu"), PEAKS, 10), Tampering(_tamper_cut("eta"), PEAKS, 10),
+                      Tampering(_tamper_cut("lambda"), IDENTICAL, 12),
+                      Tampering(_tamper_cut("clique-zone"), PEAKS, 10, raises="clique")],
     "energy": [Tampering(_tamper_energy_value, ENERGY, 10, raises="certifies only"),
                Tampering(_tamper_energy_order, ENERGY, 10, raises="not shortest-remaining-energy-first")],
 }

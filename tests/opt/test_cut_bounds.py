@@ -36,6 +36,10 @@ three stages' cases of ``tests/opt/test_all_bounds.py`` — run, the edit revert
   ``test_all_bounds``;
 * the checker ignoring ``η`` in a request's cost — ``never_above_exhaustive_opt`` of both configuration
   stages, the knapsack optimum, and their ``test_all_bounds`` cases.
+* the study's engine pick preferring more CPU seconds at equal convergence and bound —
+  ``study_engine_pick_follows_convergence_then_bound_then_cpu``.
+
+The two engines, smoothing, the clique rows and ``config-lag-lp``: ``tests/opt/test_config_master.py``.
 """
 
 from __future__ import annotations
@@ -275,7 +279,7 @@ def test_study_pick_names_the_family_that_closes_most_of_the_gap():
         return {"value": v, "s": s, "verified": True, "detail": ""}
 
     row = {"opt": 100, "zone-lp": cell(90.0, 1.0), "sawtooth-lp": cell(91.0, 1.5), "config-lp": cell(95.0, 100.0),
-           "config-sawtooth-lp": cell(94.0, 200.0)}
+           "config-sawtooth-lp": cell(94.0, 200.0), "config-lag-lp": cell(93.0, 300.0)}
     assert set(NEW) <= set(row)
     text = pick([row], [])
     assert "Strongest new family on the frontier: **`config-lp`**" in text
@@ -301,3 +305,22 @@ def test_an_unconverged_master_still_certifies_at_least_zone_lp(cases):
             assert zone is not None and value >= zone - AGREEMENT_RTOL * max(1.0, zone), (inst, rounds, value, zone)
             worse += cert.claimed < zone - 1e-6
     assert worse == 0
+
+
+def test_study_engine_pick_follows_convergence_then_bound_then_cpu():
+    from llmopt.opt.cut_bounds import DEFAULT_ENGINE, DEFAULT_SMOOTHING
+    from llmopt.opt.studies.formulation_comparison import engine_pick, engine_table
+
+    def run(value: float, status: str, cpu: float) -> dict:
+        return {"value": value, "status": status, "rounds": 10, "columns": 5, "s": cpu, "cpu_s": cpu}
+
+    default = f"{DEFAULT_ENGINE} α={DEFAULT_SMOOTHING:g}"
+    other = "loop α=0.5" if default != "loop α=0.5" else "pricer α=0.5"
+    rows = [{"instance": "P", "opt": 100, "engines": {default: run(95.0, "time limit after 9 rounds", 150.0),
+                                                       other: run(94.0, "converged after 9 rounds", 200.0)}}]
+    text = engine_pick(rows)
+    assert f"Best run on the frontier: **`{other}`**" in text and "not the best run here" in text
+    rows[0]["engines"][default] = run(94.0, "converged after 9 rounds", 50.0)
+    text = engine_pick(rows)
+    assert f"Best run on the frontier: **`{default}`**" in text and "the same." in text  # equal bound: fewer CPU s
+    assert "| P | " + default + " | 94.0 (0.9400) | 10 | 5 |" in engine_table(rows, [])

@@ -4,13 +4,14 @@ computed by the package's closed forms), and a number typed into README.md that 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from llmopt.papers import printed
+from llmopt.papers import printed, printing
 from llmopt.papers import verdicts as common
 from llmopt.papers.chen import verdicts as chen
 from llmopt.papers.jaillet import verdicts as jaillet
@@ -93,12 +94,12 @@ def results_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     for rel in ("wang/synthetic/table_ec1.csv", "jaillet/fig3/figure3_cap.csv", "jaillet/fig3/figure3_slopes.csv",
                 "jaillet/fig3/cost_sensitivity.md", "jaillet/cost-model/joint_fit.csv"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(common.RESULTS / rel, root / rel)
-    monkeypatch.setattr(common, "RESULTS", root)
+        shutil.copy(printing.RESULTS / rel, root / rel)
+    monkeypatch.setattr(printing, "RESULTS", root)
     monkeypatch.setattr(jaillet, "RESULTS", root)
-    common.csv_rows.cache_clear()
+    printing.csv_rows.cache_clear()
     yield root
-    common.csv_rows.cache_clear()
+    printing.csv_rows.cache_clear()
 
 
 def test_a_number_follows_its_results_file(results_copy: Path) -> None:
@@ -106,7 +107,7 @@ def test_a_number_follows_its_results_file(results_copy: Path) -> None:
     path = results_copy / "wang/synthetic/table_ec1.csv"
     path.write_text(path.read_text(encoding="utf-8").replace("1.5138547087814795", "1.9138547087814795"),
                     encoding="utf-8")
-    common.csv_rows.cache_clear()
+    printing.csv_rows.cache_clear()
     assert wang.thm3_bound_ratio().startswith("TEL ÷ certified bound ≤ 1.91 ")
 
     assert jaillet.fig3_cap() == "MC-SF under 200 s up to 7,000 requests (J0: 10,000)"
@@ -114,7 +115,7 @@ def test_a_number_follows_its_results_file(results_copy: Path) -> None:
     lines = cap.read_text(encoding="utf-8").splitlines()
     lines = [line.replace("50,mc-sf,7000,", "50,mc-sf,9000,") for line in lines]
     cap.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    common.csv_rows.cache_clear()
+    printing.csv_rows.cache_clear()
     assert jaillet.fig3_cap() == "MC-SF under 200 s up to 9,000 requests (J0: 10,000)"
 
     md = results_copy / "jaillet/fig3/cost_sensitivity.md"
@@ -132,3 +133,50 @@ def test_closed_form_rows_are_computed_by_the_package(monkeypatch: pytest.Monkey
     monkeypatch.setattr(chen.theory, "figure1_cr", lambda u: 9.0)
     monkeypatch.setattr(chen.theory, "two_point_cr_amin", lambda a: 7.0)
     assert chen.closed_forms.__wrapped__() == "λ_max = 9.0000, 9.0000, 9.0000 at u = 2, 10, 100; Thm 6 at α = 0.1: 7.00"
+
+
+def _write_trials(folder: Path, trials: list[dict[str, object]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trials.jsonl").write_text("".join(json.dumps(t) + "\n" for t in trials), encoding="utf-8")
+
+
+def test_rows_resting_on_time_limited_ips_say_the_limit_and_the_load() -> None:
+    table = printed.BLOCKS["j-verdicts"].render()
+    am1 = next(line for line in table.splitlines() if line.startswith("| §5.1 AM1"))
+    assert ("IPs: `highs`, 5-s wall-clock limit each (400 attempted, 0 proven optimal, 400 stopped at the limit); "
+            "machine load not recorded") in am1
+    for name in ("j-synthetic-limit", "j-certified-limit"):  # the J §5.1 prose says it too
+        assert printed.BLOCKS[name].render() == am1.split(" | ")[2].split("; ", 2)[2]
+    # every row whose number rests on a suite with hindsight IPs names that suite's limit
+    for claims, folder, label, load in ((wang.CLAIMS, "wang/synthetic", "60-s wall-clock limit", "machine load not "
+                                         "recorded"),
+                                        (chen.CLAIMS, "chen/theory", "12,000-node limit", "the same on any machine")):
+        limited = [c for c in claims if folder in c.limits]
+        assert limited, folder
+        for line in render(limited, "X").splitlines()[2:]:
+            assert label in line and load in line
+
+
+def test_the_limit_label_is_read_from_the_trials(results_copy: Path) -> None:
+    base = {"solver": "highs", "ip_time_limit": 5.0, "ip_node_limit": None}
+    _write_trials(results_copy / "x/timed", [
+        {**base, "status": "optimal", "ip_message": "Optimal"},
+        {**base, "status": "time_limit", "ip_message": "Time limit reached"},
+        {**base, "status": "not_solved", "ip_message": "IP skipped: the hindsight-ip model would have ..."}])
+    assert common.ip_limit("x/timed") == ("IPs: `highs`, 5-s wall-clock limit each (2 of 3 trials attempted, 1 proven "
+                                          "optimal, 1 stopped at the limit); machine load not recorded")
+    (results_copy / "x/timed/manifest.json").write_text(json.dumps({"s": {"load": "1.9 → 2.3 (1-min mean)"}}),
+                                                        encoding="utf-8")
+    assert common.ip_limit("x/timed").endswith("; machine load 1.9 → 2.3 (1-min mean)")
+    nodes = {**base, "ip_time_limit": 600.0, "ip_node_limit": 2000, "ip_time_capped": False}
+    _write_trials(results_copy / "x/nodes", [{**nodes, "status": "optimal", "ip_message": "Optimal"},
+                                             {**nodes, "status": "not_solved", "ip_message": "Node limit reached"}])
+    assert common.ip_limit("x/nodes") == ("IPs: `highs`, 2,000-node limit each (2 attempted, 1 proven optimal, 1 "
+                                          "stopped at the limit), the same on any machine")
+    _write_trials(results_copy / "x/nodes", [{**nodes, "status": "time_limit", "ip_message": "Time limit reached",
+                                              "ip_time_capped": True}])
+    assert common.ip_limit("x/nodes").endswith("except 1 that stopped at the 600-s wall-clock cap first; machine load "
+                                               "not recorded")
+    _write_trials(results_copy / "x/none", [{**base, "status": "not_solved", "ip_message": None}])
+    with pytest.raises(LookupError, match="results/x/none/trials.jsonl: no trial attempted"):
+        common.ip_limit("x/none")

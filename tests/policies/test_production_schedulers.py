@@ -135,6 +135,7 @@ def test_continuous_runs_verify(name: str) -> None:
                                    for i in range(40)))
     s = simulate_continuous(inst, make_policy(name), cost, block_size=4, max_num_seqs=6, max_num_batched_tokens=16)
     rep = check_timed_schedule(inst, s.starts, s.batch_start, s.batch_duration, cost, evictions=s.evictions,
-                               limits=s.limits)
+                               limits=s.limits, paused=s.paused, eviction_starts=s.eviction_starts)
     assert rep.ok, rep.violations
     assert s.n_completed == 40
+    assert bool(s.paused) == (name == "vllm")  # vllm's default on this clock: vLLM v0's prefill-only batches

@@ -89,7 +89,7 @@ def test_status_mapping():
     assert status_of("inforunbd") is SolveStatus.UNBOUNDED
     assert status_of("timelimit") is SolveStatus.TIME_LIMIT
     assert status_of("userinterrupt") is SolveStatus.INTERRUPTED
-    assert status_of("nodelimit") is SolveStatus.NOT_SOLVED
+    assert status_of("nodelimit") is SolveStatus.NODE_LIMIT  # a node limit keeps its bound (ip_node_limit)
     assert status_of("memlimit") is SolveStatus.NOT_SOLVED
 
 

@@ -10,10 +10,16 @@ Instances:
 Bound stages, each certified by the checker (the reported value is the checker's): ``lp``, ``energy``,
 ``zone-lp`` (the baseline: time-indexed LP + peak zones), ``lag-lp`` (+ completion-lag cliques),
 ``sawtooth-lp`` (+ idle-gap rows), ``config-lp`` (+ the Dantzig–Wolfe configuration master),
-``config-sawtooth-lp`` (both). Every stage gets the same upper-bound schedule (MC-SF's) for its windows
-and ``--stage-seconds`` (a stage stopped by it reports its last certified Lagrangian value and says so).
+``config-sawtooth-lp`` (both), ``config-lag-lp`` (the three families together). Every stage gets the same
+upper-bound schedule (MC-SF's) for its windows and ``--stage-seconds`` (a stage stopped by it reports its best
+certified Lagrangian value and says so).
 
-    llmopt study run formulation-comparison --out results/opt/formulation-comparison   # ~15 min, 2 cores
+Engines: ``config-lp``'s master is also run by each ``(engine, Wentges α)`` of :data:`ENGINE_RUNS` (the home-made
+HiGHS loop and SCIP's pricer plug-in, without and with smoothing; :func:`engines`), each with the stage budget:
+LP rounds, columns, wall and CPU seconds, the checker's bound. :func:`engine_pick` names the best run, which
+is what :data:`llmopt.opt.cut_bounds.DEFAULT_ENGINE` / ``DEFAULT_SMOOTHING`` should be.
+
+    llmopt study run formulation-comparison --out results/opt/formulation-comparison   # ~35 min, loaded 2 cores
     llmopt study run formulation-comparison --out D --stage-seconds 3600               # config stages to convergence
     llmopt study run formulation-comparison --quick                                     # AM2 n = 13 and 10 tiny
 
@@ -35,8 +41,10 @@ from llmopt.model.instance import Instance
 from llmopt.opt.studies import RESULTS, StudyError, options_argv, run_main
 
 FRONTIER = RESULTS / "jaillet" / "opt-frontier" / "trials.jsonl"
-STAGES = ("lp", "energy", "zone-lp", "lag-lp", "sawtooth-lp", "config-lp", "config-sawtooth-lp")
-NEW = ("sawtooth-lp", "config-lp", "config-sawtooth-lp")
+STAGES = ("lp", "energy", "zone-lp", "lag-lp", "sawtooth-lp", "config-lp", "config-sawtooth-lp", "config-lag-lp")
+NEW = ("sawtooth-lp", "config-lp", "config-sawtooth-lp", "config-lag-lp")
+#: ``(engine, Wentges α)`` runs of the configuration master (``config-lp``'s loop) compared side by side.
+ENGINE_RUNS = (("loop", 0.0), ("pricer", 0.0), ("loop", 0.5), ("pricer", 0.5))
 
 
 def proven_points() -> list[dict[str, Any]]:
@@ -83,8 +91,10 @@ def exhaustive_opt(instance: Instance, upper: int) -> int:
     return instance.total_output + best[0]
 
 
-def evaluate(instance: Instance, opt: int, label: str, seconds: float) -> dict[str, Any]:
-    """Every stage of :data:`STAGES` on one instance, windows from MC-SF's schedule."""
+def evaluate(instance: Instance, opt: int, label: str, seconds: float, *, with_engines: bool = True
+             ) -> dict[str, Any]:
+    """Every stage of :data:`STAGES` on one instance, windows from MC-SF's schedule; with ``with_engines`` also
+    :func:`engines` (under the key ``"engines"``)."""
     from llmopt.engine.discrete import simulate
     from llmopt.opt.bounds import BoundContext, run_bound
     from llmopt.policies import make_policy
@@ -98,7 +108,37 @@ def evaluate(instance: Instance, opt: int, label: str, seconds: float) -> dict[s
                      "detail": res.detail}
         if res.value is not None and res.value > opt + 1e-6:
             raise StudyError(f"{name} on {label}: certified {res.value} above OPT {opt} — a bug")
+    if with_engines:
+        row["engines"] = engines(instance, dict(ub.starts), seconds)
+        for key, r in row["engines"].items():
+            if r["value"] is not None and r["value"] > opt + 1e-6:
+                raise StudyError(f"config master ({key}) on {label}: certified {r['value']} above OPT {opt} — a bug")
     return row
+
+
+def engines(instance: Instance, starts: dict[str, int], seconds: float) -> dict[str, Any]:
+    """``config-lp``'s master (no sawtooth rows) by each run of :data:`ENGINE_RUNS`: LP rounds, columns priced in,
+    wall and CPU seconds, the checker's bound and why the loop stopped."""
+    from llmopt.opt.bounds import BoundContext, _windows
+    from llmopt.opt.cut_bounds import cut_and_price
+    from llmopt.verify.cut_certificate import check_cut_certificate
+
+    windows = _windows(instance, BoundContext(upper_bound_starts=starts))
+    out: dict[str, Any] = {}
+    for engine, alpha in ENGINE_RUNS:
+        w0, c0 = time.perf_counter(), time.process_time()
+        cert = cut_and_price(instance, windows, sawtooth=False, configurations=True, seed=starts, engine=engine,
+                             smoothing=alpha, time_limit=seconds)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        key = f"{engine} α={alpha:g}"
+        if isinstance(cert, str):
+            out[key] = {"value": None, "status": cert, "s": round(wall, 2), "cpu_s": round(cpu, 2)}
+            continue
+        value = check_cut_certificate(instance, cert.lam, cert.rows, split=cert.split, zone_mu=cert.zone_mu,
+                                      knapsack=cert.knapsack, upper_bound_starts=starts)
+        out[key] = {"value": value, "status": cert.status, "rounds": cert.total_rounds, "columns": cert.columns,
+                    "best_round": cert.rounds, "s": round(wall, 2), "cpu_s": round(cpu, 2)}
+    return out
 
 
 def _cell(row: dict[str, Any], name: str) -> str:
@@ -140,6 +180,15 @@ def pick(points: list[dict[str, Any]], tiny: list[dict[str, Any]]) -> str:
         lines.append(f"- for comparison, the existing `lag-lp` (completion-lag cliques) closes "
                      f"{100 * sum(lag) / len(lag):.1f} %" + (f"; tiny mean {sum(lag_tiny) / len(lag_tiny):.4f}"
                                                                if lag_tiny else "") + ".")
+    for r in points:
+        z = r["zone-lp"]["value"]
+        shares = {s: (r[s]["value"] - z) / (r["opt"] - z) for s in (*NEW, "lag-lp")
+                  if s in r and z is not None and r[s]["value"] is not None and r["opt"] > z}
+        if shares:
+            top = max(shares, key=lambda s: shares[s])
+            lines.append(f"- {r.get('instance', 'a point')}: the best relaxation, `{top}`, closes "
+                         f"{100 * shares[top]:.1f} % of zone-lp's gap to OPT ({r[top]['value']:,.1f} against "
+                         f"zone-lp {z:,.1f}, OPT {r['opt']:,}).")
     strongest = max(stats, key=lambda s: stats[s][0])
     per_second = max(stats, key=lambda s: stats[s][1])
     meaningful = stats[strongest][0] >= 0.25
@@ -148,6 +197,57 @@ def pick(points: list[dict[str, Any]], tiny: list[dict[str, Any]]) -> str:
                  + ("It closes a meaningful part (at least a quarter) of the gap."
                     if meaningful else "None closes a meaningful part (a quarter or more) of zone-lp's gap to OPT "
                     "on the frontier points."))
+    return "\n".join(lines)
+
+
+def _converged(r: dict[str, Any]) -> bool:
+    return str(r.get("status", "")).startswith("converged")
+
+
+def engine_table(points: list[dict[str, Any]], tiny: list[dict[str, Any]]) -> str:
+    """The configuration master's runs side by side (:func:`engines`): one line per frontier point and run, and one
+    per run over the tiny instances."""
+    lines = ["| instance | engine, Wentges α | bound (÷ OPT) | LP rounds | columns | wall s | CPU s | stopped by |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in points:
+        for key, e in (r.get("engines") or {}).items():
+            v = "—" if e["value"] is None else f"{e['value']:,.1f} ({e['value'] / r['opt']:.4f})"
+            lines.append(f"| {r['instance']} | {key} | {v} | {e.get('rounds', '—')} | {e.get('columns', '—')} | "
+                         f"{e['s']:g} | {e['cpu_s']:g} | {e['status']} |")
+    runs = [t["engines"] for t in tiny if t.get("engines")]
+    for key in (runs[0] if runs else {}):
+        cells = [t[key] for t in runs]
+        vals = [c["value"] / t["opt"] for c, t in zip(cells, [t for t in tiny if t.get("engines")], strict=True)
+                if c["value"] is not None]
+        conv = sum(_converged(c) for c in cells)
+        lines.append(f"| {len(cells)} tiny | {key} | mean {sum(vals) / max(len(vals), 1):.4f} | "
+                     f"mean {sum(c.get('rounds', 0) for c in cells) / len(cells):.1f} | "
+                     f"mean {sum(c.get('columns', 0) for c in cells) / len(cells):.1f} | "
+                     f"{sum(c['s'] for c in cells):.2f} (all) | {sum(c['cpu_s'] for c in cells):.2f} (all) | "
+                     f"converged on {conv} of {len(cells)} |")
+    return "\n".join(lines)
+
+
+def engine_pick(points: list[dict[str, Any]]) -> str:
+    """Which run of :data:`ENGINE_RUNS` does best on the frontier points: most converged, then the highest mean
+    bound ÷ OPT, then the fewest CPU seconds; and whether the stages' default is that run."""
+    from llmopt.opt.cut_bounds import DEFAULT_ENGINE, DEFAULT_SMOOTHING
+
+    score: dict[str, tuple[int, float, float]] = {}
+    for r in points:
+        for key, e in (r.get("engines") or {}).items():
+            c, b, cpu = score.get(key, (0, 0.0, 0.0))
+            ratio = 0.0 if e["value"] is None else e["value"] / r["opt"]
+            score[key] = (c + _converged(e), b + ratio / len(points), cpu + e["cpu_s"])
+    if not score:
+        return "No engine run was measured."
+    best = max(score, key=lambda k: (score[k][0], round(score[k][1], 6), -score[k][2]))
+    lines = [f"- `{k}`: converged on {c} of {len(points)} frontier points, mean bound ÷ OPT {b:.4f}, "
+             f"{cpu:.1f} CPU s in all" for k, (c, b, cpu) in score.items()]
+    default = f"{DEFAULT_ENGINE} α={DEFAULT_SMOOTHING:g}"
+    lines.append(f"\nBest run on the frontier: **`{best}`**; the stages' default (`llmopt/opt/cut_bounds.py` "
+                 f"`DEFAULT_ENGINE`, `DEFAULT_SMOOTHING`) is `{default}`"
+                 + (" — the same." if default == best else " — not the best run here: see the note below."))
     return "\n".join(lines)
 
 
@@ -192,12 +292,31 @@ stage come from MC-SF's schedule. Families (proofs in the modules' docstrings, c
   each time's memory row replaced by the hull of its configurations (multisets of request sizes fitting
   in `M`), priced by an unbounded-knapsack DP.
 * `config-sawtooth-lp` — both.
+* `config-lag-lp` — all three families in one relaxation: the configuration master, sawtooth rows and the
+  completion-lag cliques of `lag-lp` (pair and threshold families, separated; `formulations/clique_rows.py`),
+  certified by the same checker (cliques re-proved there).
+
+The configuration stages run the loop of `llmopt/opt/cut_bounds.py` on its default engine and smoothing
+(below); each stage's detail in `trials.jsonl` says how its loop stopped.
 
 {chr(10).join(lines)}
 
 Share of zone-lp's gap to OPT closed (`(bound − zone-lp) / (OPT − zone-lp)`):
 
 {chr(10).join(gaps)}
+
+## Column generation: HiGHS loop or SCIP's pricer plug-in, with or without Wentges smoothing
+
+`config-lp`'s master (zone-lp + configuration columns, no sawtooth rows) by each engine: `loop` is the
+home-made loop (one live HiGHS LP, columns added between warm re-solves); `pricer` the master in SCIP with
+the columns added by a `pyscipopt.Pricer` plug-in (`solvers/scip_pricer.py`) at the root node. `α > 0`
+prices at the Wentges-smoothed duals `α·π_centre + (1 − α)·π` first. Every run is certified from its best
+round's duals by the checker (a dual-feasible round certifies whatever the convergence); the budget per run
+is the stage budget. LP rounds: pricing calls; columns: configurations priced in.
+
+{engine_table(points, tiny)}
+
+{engine_pick(points)}
 
 ## Pick
 

@@ -65,36 +65,41 @@ COMMANDS = (
 SEARCHES = ("lns", "local-search", "sgs-lagrangian")
 #: Measured context printed under the table (each with how it was measured).
 NOTES = (
-    "Before the serial scheme (commit 8440201) `lns` started from Sorted-F's schedule and ended at 175,511 "
-    "(λ = 50) and 180,723 (all at 0) at 1,000 requests, and 11,970,427 / 17,097,259 / 1,469,071 at 10,000: "
-    "at trace scale Sorted-F keeps 78–87 % of M busy over each of the 3rd–7th tenths of its run "
-    "(measured once), and the sub-IPs of `lns` "
-    "barely move 10,000 requests.",
+    "Before the serial scheme (commit 8440201) `lns` started from Sorted-F's schedule and ended at 175,511 (λ = "
+    "50) and 180,723 (all at 0) at 1,000 requests, and 11,970,427 / 17,097,259 / 1,469,071 at 10,000: at trace "
+    "scale Sorted-F keeps 78–87 % of M busy over each of the 3rd–7th tenths of its run (measured once, recorded "
+    "with commit d47bff0 on 2026-11-27; in no results file), and the sub-IPs of `lns` barely move 10,000 "
+    "requests.",
     "",
-    "At λ = 10 (10,000 requests) the bound side cannot reach 10 %: column generation on the "
-    "time-indexed LP with one memory row per step (Δ = 1) had a restricted-master value of 1,099,060 after "
-    "5 rounds (500 s, measured once), and a restricted master's value is at least the LP's. No LP-based "
-    "stage (`lp`, `lp-colgen`, `lagrangian`) can therefore certify more than 1,099,060 there (a bracket of "
-    "at least 13.5 % against the best schedule), while Δ = 16 (the automatic bucket) gives 1,038,446: "
-    "finer buckets are worth at most 4.8 points of the row's bracket, the LP relaxation's own gap (or the "
-    "schedule's) the rest.",
+    "At λ = 10 (10,000 requests) the bound side cannot reach 10 %: column generation on the time-indexed LP with "
+    "one memory row per step (Δ = 1) had a restricted-master value of 1,099,060 after 5 rounds (500 s; a scratch "
+    "run recorded with commit 7d3e3a5 on 2026-11-27, in no results file), and a restricted master's value is at "
+    "least the LP's. No LP-based stage (`lp`, `lp-colgen`, `lagrangian`) can therefore certify more than that "
+    "there (a bracket of at least <!-- generated: opt-trace-lp-ceiling -->13.5 %<!-- end generated --> against "
+    "the best schedule), while Δ = 16 (the automatic bucket) gives <!-- generated: opt-trace-bound-10 "
+    "-->1,038,446<!-- end generated -->: finer buckets are worth at most <!-- generated: opt-trace-bucket-points "
+    "-->4.8 points<!-- end generated --> of the row's bracket, the LP relaxation's own gap (or the schedule's) "
+    "the rest.",
     "",
-    "That λ = 10 run is near saturation: its token-steps Σ(s·o + o(o+1)/2) = 117,570,590 are 99.2 % of "
-    "M × the span of its arrivals (16,492 × 7,185), and its best schedule keeps 99.1 % of M busy on average "
-    "over its congested stretch (steps 176–6,654; measured once). The `first … arrivals` rows (same "
-    "requests, arrivals and step) show the bracket growing with the backlog: 1.2 % over the first 1,000 "
-    "arrivals, 5.7 % over the first 3,000, 18.3 % over all 10,000. Three hypotheses tested on the first "
-    "3,000 (scratch runs, measured once): (i) the bucket: the LP with one memory row per step (Δ = 1, "
-    "column generation run to optimality, 289 s) is 304,502 against Δ = 5's 303,401, +0.36 %, so the "
-    "bucket is not where the bracket is; (ii) the schedule's search time: three more 300-s `lns` runs "
-    "from a 321,749 schedule (an earlier 300-s `lns` run) moved it to 320,339, 319,422 and 319,044, "
-    "0.44 %, 0.29 % and 0.12 % a run: each run gains less than the one before, and after 1,200 s of "
-    "`lns` in all the schedule is still 4.6 % above Δ = 1's LP; "
-    "(iii) the serial scheme in the order of the LP's expected starts (W Alg. 6, Δ = 2): 327,705, no "
-    "better than `sgs-lagrangian`. A request-partition bound (OPT ≥ Σ over blocks of each block's bound: "
-    "a schedule restricted to a subset of requests stays feasible) with four blocks of 2,500 arrivals of "
-    "the 10,000 gives 989,792, below the whole LP's 1,038,446: the blocks drop the backlog carried between "
-    "them (measured once; not built as a stage).",
+    "That λ = 10 run is near saturation: its token-steps Σ(s·o + o(o+1)/2) = 117,570,590 are 99.2 % of M × the "
+    "span of its arrivals (16,492 × 7,185), and its best schedule keeps 99.1 % of M busy on average over its "
+    "congested stretch (steps 176–6,654; both measured once, recorded with commit 9e607bd on 2026-11-28, in no "
+    "results file). The `first … arrivals` rows (same requests, arrivals and step) show the bracket growing with "
+    "the backlog: <!-- generated: opt-trace-backlog -->1.2 % over its first 1,000 arrivals, 5.7 % over its first "
+    "3,000, 18.3 % over all 10,000<!-- end generated -->. Three hypotheses tested on the first 3,000 (scratch "
+    "runs, measured once, recorded with commit 9e607bd on 2026-11-28; their values are in no results file but "
+    "this paragraph): (i) the bucket: the LP with one memory row per step (Δ = 1, column generation run to "
+    "optimality, 289 s) is 304,502 against Δ = 5's <!-- generated: opt-trace-bound-3000 -->303,401<!-- end "
+    "generated -->, <!-- generated: opt-trace-bucket-gain -->+0.36 %<!-- end generated -->, so the bucket is not "
+    "where the bracket is; (ii) the schedule's search time: three more 300-s `lns` runs from a 321,749 schedule "
+    "(an earlier 300-s `lns` run) moved it to 320,339, 319,422 and 319,044, <!-- generated: opt-trace-lns-steps "
+    "-->0.44 %, 0.29 % and 0.12 %<!-- end generated --> a run: each run gains less than the one before, and after"
+    " 1,200 s of `lns` in all the schedule is still <!-- generated: opt-trace-lns-left -->4.6 %<!-- end generated"
+    " --> above Δ = 1's LP; (iii) the serial scheme in the order of the LP's expected starts (W Alg. 6, Δ = 2): "
+    "327,705, no better than `sgs-lagrangian`. A request-partition bound (OPT ≥ Σ over blocks of each block's "
+    "bound: a schedule restricted to a subset of requests stays feasible) with four blocks of 2,500 arrivals of "
+    "the 10,000 gives 989,792, below the whole LP's <!-- generated: opt-trace-bound-10 -->1,038,446<!-- end "
+    "generated -->: the blocks drop the backlog carried between them (measured once; not built as a stage).",
 )
 #: Schedule columns of the table.
 SCHEDULE_COLUMNS = ("mc-sf", "sorted-f", "sgs-energy", "sgs-lagrangian", "lns")

@@ -138,7 +138,7 @@ def render(rows: list[dict[str, Any]], seconds: float, wall: float, workers: int
             f"{', '.join(by) or 'neither'} | [{r['frontier_bound']:,}, {r['frontier_best']:,}] "
             f"({r['frontier_status']}) |")
     table = "\n".join(lines)
-    return f"""# `zone-tree` against HiGHS branch-and-cut on the OPT-frontier instances (issue 23, item 4)
+    return f"""# Zone-LP branch-and-bound (`zone-tree`) against HiGHS branch-and-cut on the OPT-frontier instances
 
 `llmopt/opt/studies/zone_tree_vs_bc.py`: on each point of `results/jaillet/opt-frontier`, from one verified incumbent
 (MC-SF, `local-search` with 200 evaluations, `lns` with 30 sub-IPs), **{seconds:g} s on one thread** for each method:

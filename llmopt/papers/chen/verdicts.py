@@ -8,7 +8,9 @@ from functools import cache
 
 from llmopt.papers.chen import claims as chen_claims
 from llmopt.papers.chen import theory
-from llmopt.papers.verdicts import Claim, Evidence, csv_rows, md_table_rows, num, one_row
+from llmopt.papers.printing import csv_rows, md_table_rows, num
+from llmopt.papers.printing import row as one_row
+from llmopt.papers.verdicts import Claim, Evidence
 
 THEORY_CMD = "llmopt bench run chen-theory"
 THEORY_CLAIMS_CMD = "llmopt study run chen-theorem-claims --out results/chen/theory"
@@ -173,7 +175,7 @@ CLAIMS: tuple[Claim, ...] = (
           "an infimum over all policies of a supremum over instances; no measurement contradicts it", _none,
           (Evidence("results/chen/theory/README.md", THEORY_CMD),)),
     Claim("H-SF \"a lower bound on achievable latency\"", "contradicted", "", hsf_above_opt,
-          (Evidence("results/chen/theory/opt.csv", THEORY_CMD),)),
+          (Evidence("results/chen/theory/opt.csv", THEORY_CMD),), ("chen/theory",)),
     Claim("Figure 4 (sample statistics)", "not reproduced — measured cause",
           "the staged data differ; the C-like sample matches all five statistics by construction", figure4_stats,
           (Evidence("results/chen/lmsys/c_like.md", C_LIKE_CMD),)),

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from llmopt.papers.verdicts import RESULTS, Claim, Evidence, csv_rows, md_table_rows, num, one_row
+from llmopt.papers.printing import RESULTS, csv_rows, md_table_rows, num
+from llmopt.papers.printing import row as one_row
+from llmopt.papers.verdicts import Claim, Evidence
 
 SYNTHETIC = Evidence("results/jaillet/synthetic/summary.csv", "llmopt bench run jaillet-synthetic")
 TABLE1 = Evidence("results/jaillet/table1/summary.csv", "llmopt bench run jaillet-table1")
@@ -218,9 +220,11 @@ def thm53() -> str:
 #: J's claims (Jaillet et al., §5), in the order the README prints them
 J_CLAIMS: tuple[Claim, ...] = (
     Claim("§5.1 AM1: MC-SF near-optimal (mean ratio 1.005)", "not reproduced — unexplained",
-          "a better verified schedule exists in every trial; no cause tested", lambda: synthetic(1), (SYNTHETIC,)),
+          "a better verified schedule exists in every trial; no cause tested", lambda: synthetic(1), (SYNTHETIC,),
+          ("jaillet/synthetic",)),
     Claim("§5.1 AM2: MC-SF near-optimal (mean ratio 1.047)", "reproduced", "consistent (our lower bound is below "
-          "the paper's ratio; no trial proven optimal)", lambda: synthetic(2), (SYNTHETIC,)),
+          "the paper's ratio; no trial proven optimal)", lambda: synthetic(2), (SYNTHETIC,),
+          ("jaillet/synthetic",)),
     Claim("Table 1: MC-SF best, MC-Benchmark second, α/β behind", "reproduced", "the ordering", table1_order,
           (TABLE1,)),
     Claim("Table 1: the size of MC-SF's lead", "not reproduced — unexplained",

@@ -3,7 +3,8 @@ evidence (rendered into README.md by ``llmopt.papers.printed``, block ``w-verdic
 
 from __future__ import annotations
 
-from llmopt.papers.verdicts import Claim, Evidence, csv_rows, md_table_rows, num
+from llmopt.papers.printing import csv_rows, md_table_rows, num
+from llmopt.papers.verdicts import Claim, Evidence
 
 CLAIMS_MD = "results/wang/synthetic/claims.md"
 CLAIMS_CMD = "llmopt study run wang-claims --out results/wang/synthetic"
@@ -178,7 +179,7 @@ CLAIMS: tuple[Claim, ...] = (
           (Evidence("tests/golden/test_golden_wang.py", "python -m pytest tests/golden/test_golden_wang.py"),
            Evidence("tests/policies/test_sorted_f.py", "python -m pytest tests/policies/test_sorted_f.py"))),
     Claim("Thm 3 (CR(Sorted-F) < 48)", "not checkable", "a worst case over all instances; no measurement "
-          "contradicts it", thm3_bound_ratio, (Evidence(TABLE_EC1, SYNTHETIC_CMD),)),
+          "contradicts it", thm3_bound_ratio, (Evidence(TABLE_EC1, SYNTHETIC_CMD),), ("wang/synthetic",)),
     Claim("Scaled DP is a (1+ε)-approximation", "not reproduced — measured cause",
           "W floors the *constraint*, so the scaled batch can exceed M; repaired, it still misses; smallest "
           "counterexample n = 2, M = 11, ε = 0.1 (a unit test)", scaled_dp_rounds, (_EC1,)),
@@ -192,7 +193,7 @@ CLAIMS: tuple[Claim, ...] = (
           lp_swap_gain, (Evidence(LP_OPTIMA, LP_OPTIMA_CMD),)),
     Claim("Table EC.1 values / orderings", "not reproduced — measured cause",
           "W's values are below the certified lower bound on OPT under the stated model (M = 100, s, o ≤ 50)",
-          table_ec1_values, (Evidence(TABLE_EC1, SYNTHETIC_CMD),)),
+          table_ec1_values, (Evidence(TABLE_EC1, SYNTHETIC_CMD),), ("wang/synthetic",)),
     Claim("Obs. 1 (the LP prefers short outputs)", "reproduced", "on the synthetic sets; **not** on the "
           "LMSYS + arXiv mix at n = 200; weakly at n = 1,000–2,000", obs1_rho,
           (Evidence(LP_OPTIMA, LP_OPTIMA_CMD), Evidence("results/wang/synthetic/lp_optima_obs1.csv", LP_OPTIMA_CMD))),
