@@ -336,9 +336,31 @@ def zone_tree_measured() -> str:
             f"(`results/opt/zone-tree`); at J §5.1 size a node costs seconds ({tree[top]:.2f} s at n = {top}, "
             f"growing as n^{_slope([(n, v) for n, v in tree.items() if n >= 20]):.1f}")
 
+def zone_alone_gap() -> str:
+    """README's bracket table: the J §5.1 mean certified gap with the zone bound alone (before the schedules were
+    polished), AM1 / AM2, from ``results/jaillet/zone-bound/README.md``'s table (row "certified gap, mean: before
+    → after", its "after" side), e.g. ``14.8 / 15.5 %``."""
+    rows = md_table_rows("jaillet/zone-bound/README.md", "certified gap, mean")
+    if len(rows) != 1:
+        raise LookupError("results/jaillet/zone-bound/README.md: no single 'certified gap, mean' row")
+    after = [float(cell.split("→")[1].strip().rstrip("%")) for cell in rows[0][1:3]]
+    return f"{after[0]:.1f} / {after[1]:.1f} %"
+
+
+def proven_frontier() -> str:
+    """README's bracket table: the largest instance of each arrival model that ``opt-frontier`` proved optimal, from
+    ``results/jaillet/opt-frontier/trials.jsonl``, e.g. ``AM1 n = 20, AM2 n = 13``."""
+    best: dict[str, int] = {}
+    for r in jsonl("jaillet/opt-frontier/trials.jsonl"):
+        if r["status"] == "optimal":
+            best[r["workload"]] = max(best.get(r["workload"], 0), int(r["n"]))
+    return ", ".join(f"AM{w[-1]} n = {best[w]}" for w in sorted(best))
+
 
 #: the blocks this module prints, by name
 BLOCKS: dict[str, Block] = {
+    "opt-zone-alone-gap": Block(zone_alone_gap, ("README.md",), "results/jaillet/zone-bound/README.md"),
+    "opt-proven-frontier": Block(proven_frontier, ("README.md",), "results/jaillet/opt-frontier/trials.jsonl"),
     "opt-ip-scaling-reach": Block(ip_scaling_reach, ("README.md",), "results/jaillet/ip-scaling/trials.jsonl"),
     "opt-ip-scaling-not-optimal": Block(ip_scaling_not_optimal, ("README.md",),
                                         "results/jaillet/ip-scaling/trials.jsonl"),

@@ -744,3 +744,33 @@ def test_the_time_limited_production_ips_and_the_small_labels_follow_their_files
                                                                                       "j-synthetic-errors"}
     finally:
         printing.csv_rows.cache_clear()
+
+
+def test_the_discrete_run_the_zone_gap_and_the_frontier_follow_their_files(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    discrete = "results/production/vs-papers-discrete/README.md"
+    assert BLOCKS["production-discrete-run"].render() == ("101 s of wall time (195 s of task time on two workers), "
+                                                          "mean certified gap 29.9 %")
+    assert BLOCKS["opt-zone-alone-gap"].render() == "14.8 / 15.5 %"
+    assert BLOCKS["opt-proven-frontier"].render() == "AM1 n = 20, AM2 n = 13"
+    results = _results_with(tmp_path, "production/vs-papers-discrete", "jaillet/zone-bound", "jaillet/opt-frontier")
+    summary = results / "production" / "vs-papers-discrete" / "summary.md"
+    text = summary.read_text(encoding="utf-8")
+    summary.write_text(text.replace("Wall time: 101.2 s", "Wall time: 88.6 s").replace("| 29.93 % |", "| 31.04 % |")
+                       .replace("Sum of task run times: 195.2 s", "Sum of task run times: 170.4 s"), encoding="utf-8")
+    zone = results / "jaillet" / "zone-bound" / "README.md"
+    zone.write_text(zone.read_text(encoding="utf-8").replace("31.70% → 14.78%", "31.70% → 13.02%"), encoding="utf-8")
+
+    def prove(r: dict[str, Any]) -> None:
+        if r["workload"] == "jaillet-am2" and r["n"] == 18:
+            r["status"] = "optimal"
+
+    _rewrite_jsonl(results / "jaillet" / "opt-frontier" / "trials.jsonl", prove)
+    monkeypatch.setattr(printing, "RESULTS", results)
+    assert BLOCKS["production-discrete-run"].render() == ("89 s of wall time (170 s of task time on two workers), "
+                                                          "mean certified gap 31.0 %")
+    assert BLOCKS["opt-zone-alone-gap"].render() == "13.0 / 15.5 %"
+    assert BLOCKS["opt-proven-frontier"].render() == "AM1 n = 20, AM2 n = 18"
+    assert _flagged(discrete, "production-discrete-run") == {"production-discrete-run"}
+    assert _flagged("README.md", "opt-zone-alone-gap", "opt-proven-frontier") == {"opt-zone-alone-gap",
+                                                                                "opt-proven-frontier"}

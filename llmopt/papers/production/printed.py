@@ -5,6 +5,7 @@ and ``results/production/*/README.md``, computed from the committed results (the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -128,8 +129,25 @@ def vidur_side_by_side() -> str:
             "iteration costs the engine O(1) (runs count in decode iterations).")
 
 
+def discrete_run() -> str:
+    """``results/production/vs-papers-discrete/README.md``: the run's wall and task seconds and its mean certified
+    gap, from the suite's ``summary.md`` (its "Runs" section and the gap column), e.g. ``101 s of wall time (195 s
+    of task time on two workers), mean certified gap 29.9 %``."""
+    text = results_text("production/vs-papers-discrete/summary.md")
+    wall = re.search(r"Wall time: ([\d.]+) s", text)
+    task = re.search(r"Sum of task run times: ([\d.]+) s", text)
+    rows = [line.split("|") for line in text.splitlines() if line.startswith("| AM1")]
+    if wall is None or task is None or len(rows) != 1:
+        raise LookupError("results/production/vs-papers-discrete/summary.md: no wall time, task time or AM1 row")
+    gap = float(rows[0][-3].strip().rstrip("%").strip())
+    return (f"{float(wall.group(1)):.0f} s of wall time ({float(task.group(1)):.0f} s of task time on two workers), "
+            f"mean certified gap {gap:.1f} %")
+
+
 #: the blocks this module prints, by name
 BLOCKS: dict[str, Block] = {
+    "production-discrete-run": Block(discrete_run, ("results/production/vs-papers-discrete/README.md",),
+                                     "results/production/vs-papers-discrete/summary.md"),
     "vidur-side-by-side": Block(vidur_side_by_side, ("README.md",),
                                 "results/perf/vidur/results.json, llmopt_variant.csv"),
     "production-gain": Block(production_vs_papers_gain, ("README.md", "results/production/vs-papers/README.md"),
