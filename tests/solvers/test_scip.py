@@ -271,6 +271,9 @@ def test_a_ctrl_c_result_is_interrupted_with_incumbent_and_bound(monkeypatch):
 def test_a_real_sigint_interrupts_scip(monkeypatch):
     # The signal is raised from the first progress line, i.e. once SCIP is running in its thread.
     monkeypatch.setattr(scip_mod, "PROGRESS_EVERY_S", 0.0)
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored, and Python then
+    # leaves it ignored: give the test Python's own handler so the signal raises KeyboardInterrupt.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     inst = jaillet_am1(0, n_range=(20, 20), M_range=(40, 40))  # SCIP does not prove OPT here in 60 s
     model = HindsightIP().build(inst, start_windows(inst, simulate(inst, make_policy("mc-sf")).tel))
     lines: list[str] = []
@@ -280,7 +283,10 @@ def test_a_real_sigint_interrupts_scip(monkeypatch):
         if len(lines) == 1:
             signal.raise_signal(signal.SIGINT)
 
-    res = ScipSolver().solve(model, progress=progress)
+    try:  # the time limit only turns a signal that never arrives into a failure instead of a hang
+        res = ScipSolver().solve(model, progress=progress, time_limit=600.0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if not lines:
         pytest.skip("SCIP finished before its first progress line")
     assert res.status is SolveStatus.INTERRUPTED and "interrupted by the user" in res.message
